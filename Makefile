@@ -1,0 +1,39 @@
+# qspace-frames: `make run` and `make test` bootstrap everything on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NAME   ?= default
+CORPUS ?= sample_corpus
+PARAMS ?= params/default.yaml
+
+.PHONY: run test lab notebooks clean-store help
+
+help:
+	@echo "make run        run every notebook on $(CORPUS) with $(PARAMS); report in reports/$(NAME)/"
+	@echo "make test       unit, property and notebook (nbval) tests"
+	@echo "make lab        JupyterLab on notebooks/ with the project kernel"
+	@echo "make notebooks  re-execute notebooks/ in place (the stored outputs nbval compares against)"
+
+# Create the virtual environment and install on first use (or when pyproject.toml changes).
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name qspace-frames --display-name "qspace-frames" >/dev/null
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/qspace run --corpus $(CORPUS) --params $(PARAMS) --name $(NAME)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+notebooks: $(STAMP)
+	$(BIN)/qspace notebooks
+
+clean-store:
+	rm -rf reports/store

@@ -1,0 +1,227 @@
+"""Stage 3: hierarchical fragmentation.
+
+Pages become lines, lines are classified by named rules (below), consecutive lines group into
+blocks, and a heading stack per level gives every block its heading path and parent section
+(the Docling-style hierarchical chunker, done with forward fills instead of a Python loop).
+Blocks over `max_chars` become sentence windows that never cut a sentence. Every fragment keeps
+code-point offsets into the canonical document text: doc_text[char_start:char_end] == text.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .ids import id_expr, text_sha_expr
+from .params import FragmentParams
+from .schemas import FRAGMENTS, conform
+from .tokens import n_tokens_expr
+
+MAX_LEVEL = 6
+DOC = "doc_id"
+
+# ---- line rules: each a named expression over the column `line` -------------------------------
+stripped = pl.col("line").str.strip_chars()
+
+is_blank = (stripped == "").alias("is_blank")
+
+# '## 3.2 Approvals' (loaders emit docx/html/pptx/xlsx headings in this form too)
+md_heading_level = pl.col("line").str.extract(r"^\s{0,3}(#{1,6})\s+\S", 1).str.len_chars().alias("md_level")
+
+# '3.2 Approvals', '4. TERMINATION' : a short numbered title with no sentence punctuation
+numbered_heading_level = (
+    pl.when(stripped.str.contains(r"^(?:\d{1,3}(?:\.\d{1,3}){0,4})\.?\s+[A-Z][^.!?:;,]*$"))
+    .then(stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})", 1).str.count_matches(r"\.") + 1)
+    .alias("num_level")
+)
+
+# 'TRAVEL AND EXPENSE POLICY': an ALL-CAPS title line (at least 3 capitals, no lower case)
+is_allcaps_title = (
+    stripped.str.contains(r"^[^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*$")
+    & ~stripped.str.contains(r"[.;,]$")
+    & (stripped.str.count_matches(r"[A-Z]") >= stripped.str.len_chars() // 2)
+).alias("is_caps")
+
+is_list_item = stripped.str.contains(
+    r"^(?:[-*+•▪◦]\s+\S|\d{1,3}[.)]\s+\S|[a-zA-Z][.)]\s+\S|\([a-zA-Z0-9]{1,4}\)\s+\S|[Ss]tep\s+\d+\s*[:.)-])"
+).alias("is_list")
+
+is_table_row = stripped.str.contains(r"^(?:Row \d+:\s|\|.*\|$)").alias("is_table")
+
+
+def classify(lines: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
+    short = stripped.str.len_chars() <= p.heading_max_chars
+    level = (
+        pl.when(pl.col("md_level").is_not_null()).then(pl.col("md_level"))
+        .when(short & pl.col("num_level").is_not_null()).then(pl.col("num_level"))
+        .when(short & pl.col("is_caps")).then(pl.lit(1))
+        .cast(pl.Int64)
+    )
+    kind = (
+        pl.when(pl.col("level").is_not_null()).then(pl.lit("section"))
+        .when(pl.col("is_table")).then(pl.lit("table_row"))
+        .when(pl.col("is_list")).then(pl.lit("list_item"))
+        .otherwise(pl.lit("paragraph"))
+    )
+    return (
+        lines.with_columns(is_blank, md_heading_level, numbered_heading_level, is_allcaps_title, is_list_item, is_table_row)
+        .with_columns(level.alias("level"))
+        .with_columns(kind.alias("kind"))
+    )
+
+
+def lines_of(pages: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per line with its code-point offset into the document text."""
+    n = pl.col("line").str.len_chars() + 1  # +1 for the '\n' that split removed
+    return (
+        pages.select(DOC, "page", pl.col("char_start").alias("page_start"), pl.col("text").str.split("\n").alias("line"))
+        .explode("line")
+        .with_columns((pl.col("page_start") + n.cum_sum().over([DOC, "page_start"]) - n).alias("line_start"))
+    )
+
+
+def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
+    """Group consecutive lines into blocks: a heading, list item or table row starts a new block;
+    a blank line ends one; plain lines after a list item continue it (wrapped markdown lists)."""
+    prev = lambda c: pl.col(c).shift(1).over([DOC, "page_start"])  # noqa: E731
+    starts = (
+        prev("is_blank").fill_null(True)
+        | (pl.col("kind") != "paragraph")
+        | prev("kind").is_in(["section", "table_row"]).fill_null(True)
+    )
+    lead = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
+    return (
+        lines.with_columns(starts.alias("starts"))
+        .filter(~pl.col("is_blank"))
+        .with_columns(pl.col("starts").cum_sum().over(DOC).alias("block"))
+        .group_by([DOC, "block"], maintain_order=True)
+        .agg(
+            pl.col("page").first(),
+            pl.col("kind").first(),
+            pl.col("level").first(),
+            (pl.col("line_start").first() + lead.first()).alias("char_start"),
+            pl.col("line").str.join("\n").str.strip_chars().alias("text"),
+        )
+        .with_columns((pl.col("char_start") + pl.col("text").str.len_chars()).alias("char_end"))
+    )
+
+
+def _with_ids(df: pl.LazyFrame) -> pl.LazyFrame:
+    return df.with_columns(text_sha_expr("text").alias("_sha")).with_columns(
+        id_expr("frag", DOC, "char_start", "char_end", "_sha").alias("fragment_id")
+    ).drop("_sha")
+
+
+def headings(blocks: pl.LazyFrame) -> pl.LazyFrame:
+    """Heading path and parent section for every block, from a heading stack per level.
+
+    For level l, the stack slot holds the latest section of level l and is cleared by any
+    section of a higher rank (smaller level); a forward fill carries it down the document.
+    """
+    is_sec = pl.col("kind") == "section"
+    title = pl.col("text").str.replace(r"^#{1,6}\s+", "")
+    slots_title, slots_id = [], []
+    for l in range(1, MAX_LEVEL + 1):
+        clear = is_sec & (pl.col("level") < l)
+        slots_title.append(
+            pl.when(is_sec & (pl.col("level") == l)).then(title).when(clear).then(pl.lit("")).otherwise(None)
+            .forward_fill().over(DOC).alias(f"_h{l}")
+        )
+        slots_id.append(
+            pl.when(is_sec & (pl.col("level") == l)).then(pl.col("fragment_id")).when(clear).then(pl.lit("")).otherwise(None)
+            .forward_fill().over(DOC).alias(f"_s{l}")
+        )
+    own = pl.when(is_sec).then(pl.col("level")).otherwise(MAX_LEVEL + 1)
+    parent = pl.coalesce([
+        pl.when((own > l) & (pl.col(f"_s{l}") != "")).then(pl.col(f"_s{l}")) for l in range(MAX_LEVEL, 0, -1)
+    ])
+    path = pl.concat_list([pl.col(f"_h{l}") for l in range(1, MAX_LEVEL + 1)]).list.eval(
+        pl.element().filter(pl.element().is_not_null() & (pl.element() != ""))
+    )
+    tmp = [f"_h{l}" for l in range(1, MAX_LEVEL + 1)] + [f"_s{l}" for l in range(1, MAX_LEVEL + 1)]
+    return (
+        blocks.with_columns(slots_title + slots_id)
+        .with_columns(parent.alias("parent_id"), path.alias("heading_path"))
+        .drop(tmp)
+    )
+
+
+# A sentence: anything up to a run of . ! ? (plus closing quotes or brackets) that is followed by
+# whitespace or the end; a terminator followed by anything else ("12.4", "Inc.\",") does not end it.
+_CLOSE = "\"'”’)\\]"
+SENTENCE = rf"(?s)(?:[^.!?]|[.!?]+[{_CLOSE}]*[^\s{_CLOSE}])*(?:[.!?]+[{_CLOSE}]*(?:\s+|$)|$)"
+
+
+def _hard_wrap(piece: str, width: int) -> list[str]:
+    """Cut a run with no sentence end (a 20 MB single line, say) at whitespace near `width`."""
+    out, i = [], 0
+    while len(piece) - i > width:
+        cut = piece.rfind(" ", i + width // 2, i + width)
+        cut = cut + 1 if cut > 0 else i + width
+        out.append(piece[i:cut])
+        i = cut
+    out.append(piece[i:])
+    return out
+
+
+def _pack(lengths: list[int], limit: int) -> list[int]:
+    """Greedy packing of consecutive sentences into windows of at most `limit` characters."""
+    ids, cur, w = [], 0, 0
+    for n in lengths:
+        if cur and cur + n > limit:
+            w, cur = w + 1, 0
+        ids.append(w)
+        cur += n
+    return ids
+
+
+def sentence_windows(long: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
+    """Split blocks over max_chars into windows of whole sentences."""
+    def split(s: pl.Series) -> pl.Series:
+        out = []
+        for text, pieces in zip(s.struct.field("text").to_list(), s.struct.field("sent").to_list()):
+            if "".join(pieces) != text:  # the rule failed to cover the text: never lose a character
+                pieces = [text]
+            out.append([x for piece in pieces for x in (_hard_wrap(piece, p.hard_wrap_chars) if len(piece) > p.hard_wrap_chars else [piece])])
+        return pl.Series(out, dtype=pl.List(pl.String))
+
+    def pack(s: pl.Series) -> pl.Series:
+        return pl.Series([_pack(ls, p.max_chars) for ls in s.to_list()], dtype=pl.List(pl.Int64))
+
+    n = pl.col("sent").str.len_chars()
+    return (
+        long.with_columns(pl.col("text").str.extract_all(SENTENCE).alias("sent"))
+        .with_columns(pl.struct("text", "sent").map_batches(split, return_dtype=pl.List(pl.String)).alias("sent"))
+        .with_columns(pl.col("sent").list.eval(pl.element().str.len_chars()).map_batches(pack, return_dtype=pl.List(pl.Int64)).alias("win"))
+        .explode(["sent", "win"])
+        .filter(n > 0)
+        .with_columns((pl.col("char_start") + n.cum_sum().over([DOC, "block"]) - n).alias("s_start"))
+        .group_by([DOC, "block", "win"], maintain_order=True)
+        .agg(
+            pl.col("page", "level", "parent_id", "heading_path").first(),
+            pl.col("s_start").first().alias("char_start"),
+            pl.col("sent").str.join("").alias("raw"),
+        )
+        .with_columns(
+            pl.lit("sentence_window").alias("kind"),
+            (pl.col("char_start") + pl.col("raw").str.len_chars() - pl.col("raw").str.strip_chars_start().str.len_chars()).alias("char_start"),
+            pl.col("raw").str.strip_chars().alias("text"),
+        )
+        .with_columns((pl.col("char_start") + pl.col("text").str.len_chars()).alias("char_end"))
+        .drop("raw", "win")
+    )
+
+
+def fragments(pages: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
+    """Pages in, fragments out (schema FRAGMENTS), sorted by document and offset."""
+    blocks = headings(_with_ids(blocks_of(classify(lines_of(pages), p))))
+    too_long = (pl.col("kind") != "section") & (pl.col("text").str.len_chars() > p.max_chars)
+    kept = blocks.filter(~too_long)
+    windows = _with_ids(sentence_windows(blocks.filter(too_long), p))
+    cols = [DOC, "fragment_id", "parent_id", "kind", "level", "heading_path", "page", "char_start", "char_end", "text"]
+    out = (
+        pl.concat([kept.select(cols), windows.select(cols)])
+        .filter((pl.col("kind") == "section") | (pl.col("text").str.len_chars() >= p.min_chars))
+        .with_columns(pl.when(pl.col("kind") == "section").then(pl.col("level")).alias("level"))
+        .with_columns(n_tokens_expr("text", p.encoding).alias("n_tokens"))
+        .sort([DOC, "char_start", "char_end", "kind"])
+    )
+    return conform(out, FRAGMENTS)

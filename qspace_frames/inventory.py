@@ -1,0 +1,134 @@
+"""Stage 1: corpus discovery and the inventory.
+
+`discover` walks a folder and fingerprints every candidate file (path, size, SHA-256); the
+fingerprint is what makes every later artifact content-addressed. `choose_corpus` picks a folder
+when the user names none. `inventory` joins discovery with load results and adds domain hints.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from .ids import content_id, doc_id
+from .params import CorpusParams
+from .schemas import FILES, INVENTORY, conform
+
+
+def _skip_dir(name: str, p: CorpusParams) -> bool:
+    return name in p.skip_dirs or (p.skip_hidden and name.startswith(".")) or name.endswith(".egg-info")
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _ext(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower() if "." in name.strip(".") else ""
+
+
+def walk(root: Path, p: CorpusParams) -> list[Path]:
+    """Every regular file under root (symlinked files followed, symlinked folders not: no loops)."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not _skip_dir(d, p))
+        for name in sorted(filenames):
+            if p.skip_hidden and name.startswith("."):
+                continue
+            found.append(Path(dirpath) / name)
+    return found
+
+
+def discover(root: str | Path, p: CorpusParams) -> pl.DataFrame:
+    """One row per file under root: relative path, extension, size, SHA-256 and doc_id."""
+    root = Path(root)
+    rows = []
+    for path in walk(root, p):
+        rel = path.relative_to(root).as_posix()
+        ext, size, sha, err = _ext(path.name), None, None, None
+        try:
+            st = path.stat()  # follows a symlink; a loop raises OSError here
+            if not stat.S_ISREG(st.st_mode):
+                err = "not a regular file"
+            else:
+                size = st.st_size
+                sha = _sha256_file(path)
+        except OSError as e:
+            err = f"cannot read: {type(e).__name__}: {e.strerror or e}"
+        did = doc_id(sha) if sha else content_id("doc", {"unreadable": rel})
+        rows.append({"path": rel, "ext": ext, "bytes": size, "sha256": sha, "doc_id": did, "discover_error": err})
+    df = pl.DataFrame(rows, schema=FILES) if rows else pl.DataFrame(schema=FILES)
+    return df.sort("path")
+
+
+@dataclass
+class CorpusChoice:
+    corpus: Path
+    reason: str
+    candidates: list[tuple[str, int]] = field(default_factory=list)
+
+
+def count_documents(folder: Path, p: CorpusParams) -> int:
+    return sum(1 for f in walk(folder, p) if _ext(f.name) in p.extensions)
+
+
+def choose_corpus(project_root: str | Path, p: CorpusParams) -> CorpusChoice:
+    """With no corpus named: the top-level folder holding the most documents.
+
+    The project's own folders (reports, notebooks, tests, the package, params) are never
+    candidates, so the workbench does not ingest its own README or outputs.
+    """
+    root = Path(project_root)
+    cands = []
+    for d in sorted(root.iterdir()):
+        if d.is_dir() and not d.is_symlink() and not _skip_dir(d.name, p) and d.name not in p.project_skip_dirs:
+            n = count_documents(d, p)
+            if n:
+                cands.append((d.name, n))
+    if not cands:
+        raise FileNotFoundError(f"{root}: no folder with documents ({', '.join(p.extensions)}) found; pass --corpus")
+    cands.sort(key=lambda c: (-c[1], c[0]))
+    best = cands[0]
+    return CorpusChoice(root / best[0], f"holds the most documents ({best[1]}); ties broken by name", cands)
+
+
+def domain_hints(pages: pl.LazyFrame, p: CorpusParams) -> pl.LazyFrame:
+    """Per document, the domains whose keywords occur at least `domain_hint_min_hits` times, most hits first."""
+    lower = pl.col("text").str.to_lowercase()
+    hits = [
+        lower.str.count_matches(r"\b(?:" + "|".join(_re_escape(k) for k in kws) + r")\b").sum().alias(dom)
+        for dom, kws in sorted(p.domain_hints.items())
+    ]
+    doms = sorted(p.domain_hints)
+    return (
+        pages.group_by("doc_id").agg(hits)
+        .unpivot(index="doc_id", on=doms, variable_name="domain", value_name="hits")
+        .filter(pl.col("hits") >= p.domain_hint_min_hits)
+        .sort(["doc_id", "hits", "domain"], descending=[False, True, False])
+        .group_by("doc_id", maintain_order=True)
+        .agg(pl.col("domain").alias("domain_hints"))
+    )
+
+
+def _re_escape(s: str) -> str:
+    import re
+    return re.escape(s)
+
+
+def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, pages: pl.LazyFrame, p: CorpusParams) -> pl.LazyFrame:
+    """Every discovered file, with its load status and reason: nothing is lost."""
+    return conform(
+        files.join(loaded, on="path", how="left")
+        .join(domain_hints(pages, p), on="doc_id", how="left")
+        .with_columns(pl.col("domain_hints").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+        .sort("path"),
+        INVENTORY,
+    )

@@ -1,0 +1,166 @@
+"""The stage registry and the `Workbench` that runs stages through the artifact store.
+
+A stage is declared once: its name, code version (bump it when its output changes), the
+parameter sections it reads, the stages it consumes and the pure function that computes it.
+`Workbench.artifact(stage)` returns the stored artifact when its id is already in the store
+(identical inputs and parameters) and computes and stores it otherwise. Every call is logged
+to `reports/<run>/stage_log.jsonl` so the runner can say what was reused.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+from . import fragments as fragments_mod
+from . import inventory as inventory_mod
+from .ids import canonical_json, sha256_hex
+from .pages import load_documents
+from .params import Params, load_params
+from .store import Artifact, Store, artifact_id
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The folder holding pyproject.toml and params/, searched upwards (notebooks run in notebooks/)."""
+    here = (start or Path.cwd()).resolve()
+    for d in [here, *here.parents]:
+        if (d / "pyproject.toml").is_file() and (d / "params").is_dir():
+            return d
+    return here
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    version: str
+    sections: tuple[str, ...]
+    inputs: tuple[str, ...]
+    fn: Callable[..., dict[str, pl.DataFrame]]
+    doc: str = ""
+
+
+def _corpus_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    files = wb.files()
+    loaded, pages = load_documents(files, wb.corpus, wb.params.corpus, workers=wb.workers)
+    inv = inventory_mod.inventory(files.lazy(), loaded.lazy(), pages.lazy(), wb.params.corpus).collect()
+    return {"inventory": inv, "pages": pages}
+
+
+def _fragments_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    pages = wb.scan("corpus", "pages")
+    return {"fragments": fragments_mod.fragments(pages, wb.params.fragments).collect()}
+
+
+STAGES: dict[str, Stage] = {
+    s.name: s
+    for s in [
+        Stage("corpus", "1", ("corpus",), (), _corpus_stage, "discovery, loading, inventory and pages"),
+        Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments"),
+    ]
+}
+
+
+@dataclass
+class Workbench:
+    """One run's view of the pipeline: parameters, corpus, store and run folder."""
+
+    params_file: str | None = "params/default.yaml"
+    corpus_arg: str | None = None
+    run_name: str = "default"
+    project_root: Path | None = None
+    workers: int = 1
+    notebook: str = ""
+    params: Params = field(init=False)
+    _arts: dict[str, Artifact] = field(default_factory=dict, init=False)
+    _files: pl.DataFrame | None = field(default=None, init=False)
+
+    def __post_init__(self):
+        self.root = Path(self.project_root) if self.project_root else find_project_root()
+        pf = None
+        if self.params_file:
+            pf = Path(self.params_file)
+            pf = pf if pf.is_absolute() else self.root / pf
+        self.params = load_params(pf)
+        store_root = Path(self.params.store.root)
+        self.store = Store(store_root if store_root.is_absolute() else self.root / store_root)
+        self.run_dir = self.root / "reports" / self.run_name
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.corpus_arg:
+            c = Path(self.corpus_arg)
+            self.corpus = c if c.is_absolute() else (self.root / c)
+            if not self.corpus.is_dir():
+                raise FileNotFoundError(f"corpus folder not found: {self.corpus_arg}")
+            self.choice = inventory_mod.CorpusChoice(self.corpus, "named by the user (--corpus)")
+        else:
+            self.choice = inventory_mod.choose_corpus(self.root, self.params.corpus)
+            self.corpus = self.choice.corpus
+
+    # -- display helpers: paths shown relative to the project, never absolute ------------------
+    def rel(self, path: Path) -> str:
+        import os
+        return Path(os.path.relpath(path.resolve(), self.root)).as_posix()
+
+    # -- stages -----------------------------------------------------------------------------
+    def files(self) -> pl.DataFrame:
+        if self._files is None:
+            self._files = inventory_mod.discover(self.corpus, self.params.corpus)
+        return self._files
+
+    def artifact_id(self, stage: str) -> str:
+        st = STAGES[stage]
+        if stage == "corpus":  # the source stage: its input is the fingerprint of the files
+            fp = sha256_hex(canonical_json(self.files().select("path", "bytes", "sha256", "discover_error").rows()))
+            inputs = [f"files:{fp}"]
+        else:
+            inputs = [self.artifact(i).artifact_id for i in st.inputs]
+        return artifact_id(stage, st.version, self.params.section_hash(*st.sections), inputs)
+
+    def artifact(self, stage: str) -> Artifact:
+        if stage in self._arts:
+            return self._arts[stage]
+        st = STAGES[stage]
+        aid = self.artifact_id(stage)
+        t0 = time.perf_counter()
+        art = self.store.get(stage, aid)
+        action = "reused"
+        if art is None:
+            tables = st.fn(self)
+            manifest = {
+                "version": st.version,
+                "params": {s: getattr(self.params, s).model_dump() for s in st.sections},
+                "inputs": {i: self.artifact(i).artifact_id for i in st.inputs},
+            }
+            art = self.store.put(stage, aid, tables, manifest)
+            action = "computed"
+        self._arts[stage] = art
+        self._log({"notebook": self.notebook, "stage": stage, "artifact_id": aid, "action": action,
+                   "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
+                   "seconds": round(time.perf_counter() - t0, 3)})
+        self._record(stage, aid)
+        return art
+
+    def scan(self, stage: str, table: str | None = None) -> pl.LazyFrame:
+        return self.artifact(stage).scan(table)
+
+    def read(self, stage: str, table: str | None = None) -> pl.DataFrame:
+        return self.artifact(stage).read(table)
+
+    # -- run records --------------------------------------------------------------------------
+    def _log(self, entry: dict) -> None:
+        with open(self.run_dir / "stage_log.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, sort_keys=True) + "\n")
+
+    def _record(self, stage: str, aid: str) -> None:
+        """reports/<run>/artifacts.json: which artifact ids this run used."""
+        path = self.run_dir / "artifacts.json"
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        data.setdefault("artifacts", {})[stage] = aid
+        data["params_hash"] = self.params.hash()
+        data["corpus"] = self.rel(self.corpus)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)

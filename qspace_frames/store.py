@@ -1,0 +1,122 @@
+"""Content-addressed artifact store.
+
+An artifact is the output of one stage: one or more named Parquet tables plus `manifest.json`.
+Its id hashes the stage name, the stage code version, the canonical parameters the stage reads
+and the ids of its input artifacts, so an identical rerun finds it and recomputes nothing, and a
+changed parameter lands beside the old artifact instead of over it.
+
+Layout: <root>/<stage>/<artifact_id>/{<table>.parquet, manifest.json}. A write goes to a
+temporary folder that is renamed into place in one step, so an interrupted write never leaves a
+half artifact behind (a leftover temporary folder is ignored and swept on the next write).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from .ids import canonical_json, content_id, sha256_hex
+
+MANIFEST = "manifest.json"
+
+
+def artifact_id(stage: str, version: str, params_hash: str, inputs: list[str]) -> str:
+    return content_id("art", {"stage": stage, "version": version, "params": params_hash, "inputs": list(inputs)})
+
+
+def frame_hash(df: pl.DataFrame) -> str:
+    """Content hash of a frame that does not depend on Parquet encoding details."""
+    h = sha256_hex(canonical_json({"schema": {k: str(v) for k, v in df.schema.items()}}))
+    for row in df.iter_rows():
+        h = sha256_hex(h + canonical_json(list(row)))
+    return h
+
+
+@dataclass(frozen=True)
+class Artifact:
+    stage: str
+    artifact_id: str
+    path: Path
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+
+    def scan(self, table: str | None = None) -> pl.LazyFrame:
+        return pl.scan_parquet(self.path / f"{table or self.stage}.parquet")
+
+    def read(self, table: str | None = None) -> pl.DataFrame:
+        return pl.read_parquet(self.path / f"{table or self.stage}.parquet")
+
+    @property
+    def tables(self) -> list[str]:
+        return list(self.manifest["tables"])
+
+
+class Store:
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def _dir(self, stage: str, aid: str) -> Path:
+        return self.root / stage / aid
+
+    def get(self, stage: str, aid: str) -> Artifact | None:
+        d = self._dir(stage, aid)
+        return Artifact(stage, aid, d) if (d / MANIFEST).is_file() else None
+
+    def put(self, stage: str, aid: str, tables: dict[str, pl.DataFrame], manifest: dict) -> Artifact:
+        final = self._dir(stage, aid)
+        if (final / MANIFEST).is_file():
+            return Artifact(stage, aid, final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.parent / f".tmp-{aid}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        info = {}
+        for name, df in sorted(tables.items()):
+            df.write_parquet(tmp / f"{name}.parquet", compression="zstd", statistics=False)
+            info[name] = {"rows": df.height, "content_hash": frame_hash(df),
+                          "columns": {k: str(v) for k, v in df.schema.items()}}
+        full = {"artifact_id": aid, "stage": stage, **manifest, "tables": info}
+        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        for f in tmp.iterdir():  # make the bytes durable before the rename publishes them
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process published the same artifact first: same content
+            shutil.rmtree(tmp, ignore_errors=True)
+        self._sweep(final.parent)
+        return Artifact(stage, aid, final)
+
+    def _sweep(self, stage_dir: Path) -> None:
+        """Remove temporary folders of writers that died (their pid is gone)."""
+        for d in stage_dir.glob(".tmp-*"):
+            pid = d.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+
+    def artifacts(self, stage: str | None = None) -> list[Artifact]:
+        stages = [stage] if stage else sorted(p.name for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
+        out = []
+        for s in stages:
+            for d in sorted((self.root / s).glob("art_*")):
+                if (d / MANIFEST).is_file():
+                    out.append(Artifact(s, d.name, d))
+        return out
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,145 @@
+"""Fragmentation: offsets, hierarchy, limits, exact token counts."""
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qspace_frames.fragments import fragments
+from qspace_frames.params import FragmentParams
+from qspace_frames.schemas import FRAGMENTS, PAGES, check
+from qspace_frames.tokens import encoding
+
+P = FragmentParams()
+
+
+def frag(text: str, p: FragmentParams = P, doc: str = "d") -> pl.DataFrame:
+    pages = pl.DataFrame([{"doc_id": doc, "page": None, "char_start": 0, "text": text}], schema=PAGES)
+    return fragments(pages.lazy(), p).collect()
+
+
+def assert_grounded(text: str, fr: pl.DataFrame) -> None:
+    for r in fr.iter_rows(named=True):
+        assert text[r["char_start"]:r["char_end"]] == r["text"], r
+
+
+DOC = """# Procurement Policy
+
+This policy applies to all employees.
+
+## 3.2 Approvals
+
+Purchases over $25,000 must be approved by the Chief Financial Officer.
+- Step one of the list
+  wraps onto a second line.
+- Second item
+
+3.3 Exceptions
+
+EMERGENCY PURCHASES
+
+Row 1: Item = Laptop; Cost = 1200
+Row 2: Item = Desk; Cost = 300
+"""
+
+
+def test_kinds_paths_and_parents():
+    fr = frag(DOC)
+    check(fr, FRAGMENTS)
+    assert_grounded(DOC, fr)
+    by_text = {r["text"]: r for r in fr.iter_rows(named=True)}
+    sec = by_text["## 3.2 Approvals"]
+    assert sec["kind"] == "section" and sec["level"] == 2
+    assert sec["heading_path"] == ["Procurement Policy", "3.2 Approvals"]
+    assert sec["parent_id"] == by_text["# Procurement Policy"]["fragment_id"]
+    rule = by_text["Purchases over $25,000 must be approved by the Chief Financial Officer."]
+    assert rule["kind"] == "paragraph" and rule["parent_id"] == sec["fragment_id"]
+    item = by_text["- Step one of the list\n  wraps onto a second line."]
+    assert item["kind"] == "list_item"
+    # '3.3 Exceptions' is a numbered level-2 heading: it closes 3.2 and sits under the level-1 title
+    assert by_text["3.3 Exceptions"]["heading_path"] == ["Procurement Policy", "3.3 Exceptions"]
+    assert by_text["EMERGENCY PURCHASES"]["kind"] == "section" and by_text["EMERGENCY PURCHASES"]["level"] == 1
+    assert by_text["Row 1: Item = Laptop; Cost = 1200"]["kind"] == "table_row"
+    assert by_text["Row 2: Item = Desk; Cost = 300"]["heading_path"] == ["EMERGENCY PURCHASES"]
+
+
+def test_long_paragraph_becomes_sentence_windows_without_cutting_sentences():
+    sents = [f"Sentence number {i} says that the amount is $1{i}.5 million for e.g. region {i}." for i in range(40)]
+    text = "# T\n\n" + " ".join(sents) + "\n"
+    fr = frag(text)
+    assert_grounded(text, fr)
+    win = fr.filter(pl.col("kind") == "sentence_window")
+    assert win.height > 3
+    assert (win["text"].str.len_chars() <= P.max_chars).all()
+    joined = " ".join(win["text"].to_list())
+    for s in sents:  # every sentence lies whole inside one window
+        assert any(s in w for w in win["text"].to_list()), s
+    assert joined == " ".join(sents)
+
+
+def test_short_fragments_dropped_except_sections():
+    text = "# A\n\nok.\n\nThis paragraph is long enough to keep.\n"
+    fr = frag(text)
+    assert fr["text"].to_list() == ["# A", "This paragraph is long enough to keep."]
+
+
+def test_giant_line_is_wrapped_not_one_fragment():
+    text = "word " * 20000  # 100k characters, no sentence end
+    fr = frag(text)
+    assert_grounded(text, fr)
+    assert fr["text"].str.len_chars().max() <= P.hard_wrap_chars
+    assert sum(fr["text"].str.len_chars()) + fr.height >= len(text.strip()) - fr.height
+
+
+def test_token_counts_are_exact():
+    fr = frag(DOC)
+    enc = encoding(P.encoding)
+    assert fr["n_tokens"].to_list() == [len(enc.encode_ordinary(t)) for t in fr["text"].to_list()]
+
+
+def test_same_rows_for_a_document_whatever_the_batch():
+    a = frag(DOC, doc="d1")
+    other = pl.DataFrame([{"doc_id": "d0", "page": None, "char_start": 0, "text": "# Other\n\nSome other document text here."},
+                          {"doc_id": "d1", "page": None, "char_start": 0, "text": DOC}], schema=PAGES)
+    b = fragments(other.lazy(), P).collect().filter(pl.col("doc_id") == "d1")
+    assert a.equals(b)
+
+
+def test_pages_keep_page_numbers_and_offsets():
+    pages = pl.DataFrame([{"doc_id": "p", "page": 1, "char_start": 0, "text": "# Title\n\nFirst page paragraph here."},
+                          {"doc_id": "p", "page": 2, "char_start": 37, "text": "Second page paragraph here."}], schema=PAGES)
+    text = "# Title\n\nFirst page paragraph here." + "\n\n" + "Second page paragraph here."
+    fr = fragments(pages.lazy(), P).collect()
+    assert_grounded(text, fr)
+    assert fr.filter(pl.col("text").str.starts_with("Second"))["page"].to_list() == [2]
+    assert fr.filter(pl.col("text").str.starts_with("Second"))["heading_path"].to_list() == [["Title"]]
+
+
+line = st.one_of(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=120),
+    st.sampled_from(["# Heading", "## 2.1 Sub", "- item", "Row 3: a = b", "ALL CAPS TITLE", "", "   ", "\r", "1. First."]),
+    st.builds(lambda n: "A sentence. " * n, st.integers(0, 120)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(line, max_size=30), st.integers(50, 400), st.integers(0, 30))
+def test_property_offsets_and_no_lost_text(lines, max_chars, min_chars):
+    text = "\n".join(lines)
+    p = FragmentParams(max_chars=max_chars, min_chars=min_chars, hard_wrap_chars=max(max_chars, 100))
+    fr = frag(text, p)
+    assert_grounded(text, fr)
+    # no lost text: every non-blank character lies in a fragment, unless it belongs to a dropped short one
+    covered = [False] * len(text)
+    for r in fr.iter_rows(named=True):
+        for i in range(r["char_start"], r["char_end"]):
+            covered[i] = True
+    missing = "".join(c for c, cov in zip(text, covered) if not cov and not c.isspace())
+    dropped_budget = sum(1 for _ in missing)
+    if min_chars == 0:
+        assert missing == "", repr(missing[:80])
+    else:
+        assert dropped_budget <= len(text)  # only short fragments may be dropped ...
+        kept = frag(text, FragmentParams(max_chars=max_chars, min_chars=0, hard_wrap_chars=max(max_chars, 100)))
+        short = kept.filter((pl.col("text").str.len_chars() < min_chars) & (pl.col("kind") != "section"))
+        assert sum(len("".join(ch for ch in t if not ch.isspace())) for t in short["text"]) == len(missing)

@@ -1,0 +1,86 @@
+"""Strict parameter loading: every bad file fails up front naming the file, the key and the rule."""
+from __future__ import annotations
+
+import pytest
+
+from qspace_frames.params import Params, ParamsError, load_params
+
+
+def test_default_file_equals_declared_defaults(root):
+    assert load_params(root / "params" / "default.yaml") == Params()
+
+
+def test_every_section_is_commented(root):
+    text = (root / "params" / "default.yaml").read_text()
+    for line in text.splitlines():
+        stripped = line.strip()
+        # every leaf key (a key with a value on its line) carries a comment on its line or the line above
+        if stripped and not stripped.startswith("#") and ":" in stripped and not stripped.endswith(":"):
+            if stripped.startswith(("finance", "hr", "policy", "security", "sop")):
+                continue  # rows of the commented domain_hints table
+            assert "#" in line or "extensions" in line or "skip_dirs" in line or "project_skip_dirs" in line, line
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize(
+    "body, key, rule",
+    [
+        ("fragments:\n  max_chars: 600\n  max_chrs: 3\n", "fragments.max_chrs", "unknown key"),
+        ("fragments:\n  max_chars: lots\n", "fragments.max_chars", "valid integer"),
+        ("fragments:\n  min_chars: -1\n", "fragments.min_chars", "greater than or equal to 0"),
+        ("corpus:\n  max_file_bytes: -5\n", "corpus.max_file_bytes", "greater than or equal to 1"),
+        ("corpus:\n  skip_hidden: 'yes'\n", "corpus.skip_hidden", "valid boolean"),
+        ("nonsense: 1\n", "nonsense", "unknown key"),
+    ],
+)
+def test_bad_values_name_file_key_rule(tmp_path, body, key, rule):
+    p = _write(tmp_path, "bad.yaml", body)
+    with pytest.raises(ParamsError) as e:
+        load_params(p)
+    msg = str(e.value)
+    assert str(p) in msg and key in msg and rule in msg, msg
+
+
+def test_invalid_yaml_and_missing_file(tmp_path):
+    p = _write(tmp_path, "broken.yaml", "fragments: [unclosed\n")
+    with pytest.raises(ParamsError, match="broken.yaml: invalid YAML"):
+        load_params(p)
+    with pytest.raises(ParamsError, match="nope.yaml: file not found"):
+        load_params(tmp_path / "nope.yaml")
+    with pytest.raises(ParamsError, match="top level must be a mapping"):
+        load_params(_write(tmp_path, "list.yaml", "- 1\n- 2\n"))
+
+
+def test_cross_field_rule(tmp_path):
+    p = _write(tmp_path, "x.yaml", "fragments:\n  max_chars: 3000\n")
+    with pytest.raises(ParamsError, match="hard_wrap_chars must be >= max_chars"):
+        load_params(p)
+
+
+def test_overlay_merges_over_nearest_default(tmp_path):
+    _write(tmp_path, "default.yaml", "fragments:\n  min_chars: 20\n")
+    (tmp_path / "weights").mkdir()
+    over = _write(tmp_path / "weights", "small.yaml", "fragments:\n  max_chars: 300\n")
+    p = load_params(over)
+    assert p.fragments.max_chars == 300  # from the overlay
+    assert p.fragments.min_chars == 20  # from the nearest default.yaml
+    assert p.corpus == Params().corpus  # from the declared defaults
+
+
+def test_error_in_default_names_the_default(tmp_path):
+    _write(tmp_path, "default.yaml", "fragments:\n  min_chars: -2\n")
+    over = _write(tmp_path, "o.yaml", "fragments:\n  max_chars: 300\n")
+    with pytest.raises(ParamsError) as e:
+        load_params(over)
+    assert "default.yaml: fragments.min_chars" in str(e.value)
+
+
+def test_section_hash_reads_only_its_sections():
+    a, b = Params(), Params.model_validate({"fragments": {"max_chars": 500}})
+    assert a.section_hash("corpus") == b.section_hash("corpus")
+    assert a.section_hash("fragments") != b.section_hash("fragments")
