@@ -94,7 +94,7 @@ class Workbench:
             self.corpus = c if c.is_absolute() else (self.root / c)
             if not self.corpus.is_dir():
                 raise FileNotFoundError(f"corpus folder not found: {self.corpus_arg}")
-            self.choice = inventory_mod.CorpusChoice(self.corpus, "named by the user (--corpus)")
+            self.choice = inventory_mod.CorpusChoice(self.corpus, "named by the run (--corpus or the corpus parameter)")
         else:
             self.choice = inventory_mod.choose_corpus(self.root, self.params.corpus)
             self.corpus = self.choice.corpus

@@ -99,12 +99,14 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
         print(f"[{i}/{len(nbs)}] {nb.stem} ...", file=out, flush=True)
         try:
             pm.execute_notebook(
-                str(nb), str(target), kernel_name=kernel, cwd=str(root), progress_bar=False, log_output=False,
+                str(nb), str(target), kernel_name=kernel, language="python", cwd=str(root), progress_bar=False, log_output=False,
                 parameters={"params_file": params_file, "run_name": run_name, "corpus": corpus or "",
                             "notebook": nb.stem},
             )
         except PapermillExecutionError as e:
-            print(f"FAILED: notebook {nb.name}, cell {e.exec_count} ({e.ename}: {e.evalue})", file=out, flush=True)
+            first = (e.source or "").strip().splitlines()[:1]
+            print(f"FAILED: notebook {nb.name}, cell [{e.exec_count}] {first[0][:60] if first else ''!r}: "
+                  f"{e.ename}: {e.evalue}", file=out, flush=True)
             print(f"  executed copy with the traceback: {target}", file=out)
             return 1
         except Exception as e:  # kernel died, notebook unreadable, ...

@@ -1,0 +1,90 @@
+"""The workbench end to end through the store: reuse, side-by-side artifacts, determinism."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from qspace_frames import pipeline
+from qspace_frames.pipeline import Workbench
+from qspace_frames.schemas import FRAGMENTS, INVENTORY, check
+
+
+def overlay(tmp_path, name, body=""):
+    p = tmp_path / name
+    p.write_text(f"store:\n  root: {tmp_path / 'store'}\n{body}")
+    return p
+
+
+def wb_for(root, tmp_path, params, corpus="sample_corpus", run="t"):
+    return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name=run, project_root=root)
+
+
+def actions(wb):
+    log = wb.run_dir / "stage_log.jsonl"
+    return [(e["stage"], e["action"]) for e in map(json.loads, log.read_text().splitlines())]
+
+
+def test_sample_corpus_all_formats_load(root, tmp_path):
+    wb = wb_for(root, tmp_path, overlay(tmp_path, "p.yaml"))
+    inv = wb.read("corpus", "inventory")
+    check(inv, INVENTORY)
+    assert set(inv["ext"]) == {"txt", "md", "html", "csv", "json", "jsonl", "pdf", "docx", "xlsx", "pptx"}
+    assert inv["load_status"].to_list() == ["loaded"] * inv.height
+    fr = wb.read("fragments")
+    check(fr, FRAGMENTS)
+    assert set(fr["doc_id"]) == set(inv["doc_id"])
+    pdf = inv.filter(pl.col("ext") == "pdf")
+    assert pdf["n_pages"].to_list() == [3]
+    assert set(fr.filter(pl.col("doc_id") == pdf["doc_id"][0])["page"]) == {1, 2, 3}
+
+
+def test_rerun_recomputes_nothing_and_limits_sit_side_by_side(root, tmp_path, monkeypatch):
+    a = overlay(tmp_path, "a.yaml")
+    b = overlay(tmp_path, "b.yaml", "fragments:\n  max_chars: 200\n")
+    wa = wb_for(root, tmp_path, a, run="a")
+    ids_a = (wa.artifact("corpus").artifact_id, wa.artifact("fragments").artifact_id)
+    wb_ = wb_for(root, tmp_path, b, run="b")
+    ids_b = (wb_.artifact("corpus").artifact_id, wb_.artifact("fragments").artifact_id)
+    assert ids_a[0] == ids_b[0]  # the corpus stage does not read fragment parameters
+    assert ids_a[1] != ids_b[1]
+    assert len(list((tmp_path / "store" / "fragments").glob("art_*"))) == 2
+    assert actions(wb_) == [("corpus", "reused"), ("fragments", "computed")]
+
+    # rerunning either returns its old ids, and no stage function is called
+    def boom(*_):
+        raise AssertionError("a stage was recomputed")
+
+    monkeypatch.setattr(pipeline, "STAGES", {k: v.__class__(**{**v.__dict__, "fn": boom}) for k, v in pipeline.STAGES.items()})
+    for params, run, ids in [(a, "a2", ids_a), (b, "b2", ids_b)]:
+        w = wb_for(root, tmp_path, params, run=run)
+        assert (w.artifact("corpus").artifact_id, w.artifact("fragments").artifact_id) == ids
+        assert actions(w) == [("corpus", "reused"), ("fragments", "reused")]
+
+
+def test_byte_identical_artifacts_across_stores_and_input_order(root, tmp_path):
+    """Two fresh stores, the second fed a copy of the corpus with files created in reverse order."""
+    src = root / "sample_corpus"
+    rev = tmp_path / "rev"
+    for f in sorted(src.rglob("*"), reverse=True):
+        if f.is_file():
+            (rev / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, rev / f.relative_to(src))
+    one = tmp_path / "one"
+    one.mkdir()
+    two = tmp_path / "two"
+    two.mkdir()
+    w1 = wb_for(root, one, overlay(one, "p.yaml"), corpus=src)
+    w2 = wb_for(root, two, overlay(two, "p.yaml"), corpus=rev)
+    for stage, table in [("corpus", "inventory"), ("corpus", "pages"), ("fragments", "fragments")]:
+        a1, a2 = w1.artifact(stage), w2.artifact(stage)
+        assert a1.artifact_id == a2.artifact_id
+        assert (a1.path / f"{table}.parquet").read_bytes() == (a2.path / f"{table}.parquet").read_bytes()
+        assert a1.manifest == a2.manifest
+
+
+def test_unknown_corpus_folder_fails_clearly(root, tmp_path):
+    with pytest.raises(FileNotFoundError, match="corpus folder not found"):
+        wb_for(root, tmp_path, overlay(tmp_path, "p.yaml"), corpus=tmp_path / "missing")

@@ -1,0 +1,62 @@
+"""The papermill runner and the command line."""
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from qspace_frames.cli import main
+from qspace_frames.runner import run
+
+
+def mini_project(tmp_path, root, cells):
+    (tmp_path / "pyproject.toml").write_text("")
+    shutil.copytree(root / "params", tmp_path / "params")
+    (tmp_path / "notebooks").mkdir()
+    p = new_code_cell("params_file = ''\nrun_name = ''\ncorpus = ''\nnotebook = ''")
+    p.metadata["tags"] = ["parameters"]
+    for i, body in enumerate(cells, 1):
+        nbformat.write(new_notebook(cells=[p, *[new_code_cell(b) for b in body]]), tmp_path / "notebooks" / f"0{i}_step.ipynb")
+    return tmp_path
+
+
+def test_failing_notebook_names_notebook_and_cell(tmp_path, root):
+    proj = mini_project(tmp_path, root, [["x = 1"], ["x = 1", "y = 2\nraise ValueError('stage exploded')"], ["z = 3"]])
+    out = io.StringIO()
+    code = run(proj, "params/default.yaml", "bad", None, out=out)
+    text = out.getvalue()
+    assert code == 1
+    assert "[1/3] 01_step" in text and "[2/3] 02_step" in text and "03_step" not in text
+    assert "FAILED: notebook 02_step.ipynb, cell [4] 'y = 2': ValueError: stage exploded" in text
+
+
+def test_successful_run_writes_html_and_index(tmp_path, root):
+    proj = mini_project(tmp_path, root, [["print('hello')"]])
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "ok", None, out=out) == 0
+    run_dir = proj / "reports" / "ok"
+    assert (run_dir / "01_step.ipynb").is_file() and (run_dir / "01_step.html").is_file()
+    index = (run_dir / "index.html").read_text()
+    assert 'href="01_step.html"' in index
+    nb = nbformat.read(run_dir / "01_step.ipynb", as_version=4)
+    assert "papermill" not in nb.metadata  # no timestamps in the stored report
+    assert "Report: reports/ok/index.html" in out.getvalue()
+
+
+def test_bad_params_fail_before_any_work(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fragments:\n  max_chars: -1\n")
+    assert main(["run", "--params", str(bad), "--corpus", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml: fragments.max_chars" in err and "greater than or equal to 50" in err
+
+
+def test_help_documents_run():
+    out = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "run", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for flag in ("--corpus", "--params", "--name"):
+        assert flag in out.stdout
