@@ -74,6 +74,7 @@ class Workbench:
     project_root: Path | None = None
     workers: int = 1
     notebook: str = ""
+    reports_dir: Path | None = None  # default: <project>/reports
     params: Params = field(init=False)
     _arts: dict[str, Artifact] = field(default_factory=dict, init=False)
     _files: pl.DataFrame | None = field(default=None, init=False)
@@ -87,7 +88,7 @@ class Workbench:
         self.params = load_params(pf)
         store_root = Path(self.params.store.root)
         self.store = Store(store_root if store_root.is_absolute() else self.root / store_root)
-        self.run_dir = self.root / "reports" / self.run_name
+        self.run_dir = Path(self.reports_dir or self.root / "reports") / self.run_name
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if self.corpus_arg:
             c = Path(self.corpus_arg)

@@ -33,7 +33,8 @@ def runs(root, corpora, store):
     def get(folder):
         if folder not in cache:
             wb = Workbench(params_file=str(store), corpus_arg=str(corpora / folder), run_name="corpora-test",
-                           project_root=root, workers=2)
+                           project_root=root, workers=2,
+                           reports_dir=store.parent / "reports")
             cache[folder] = (wb, wb.read("corpus", "inventory"), wb.read("fragments"))
         return cache[folder]
 

@@ -19,7 +19,8 @@ def overlay(tmp_path, name, body=""):
 
 
 def wb_for(root, tmp_path, params, corpus="sample_corpus", run="t"):
-    return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name=run, project_root=root)
+    return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name=run, project_root=root,
+                     reports_dir=tmp_path / "reports")
 
 
 def actions(wb):
