@@ -83,10 +83,34 @@ class FragmentParams(_Strict):
         return self
 
 
+INTENTS = (
+    "approval_lookup", "threshold_lookup", "owner_lookup", "effective_date_lookup", "applicability_check",
+    "exception_lookup", "rule_lookup", "metric_lookup", "variance_explanation", "sla_lookup",
+    "next_step_lookup", "escalation_lookup",
+)
+
+
+class AffordanceParams(_Strict):
+    detectors: list[str] = Field(default_factory=lambda: list(INTENTS))
+    partial: bool = True
+    partial_confidence: float = Field(default=0.4, ge=0, le=1)
+    min_confidence: float = Field(default=0.0, ge=0, le=1)
+    min_sentence_chars: int = Field(default=12, ge=1)
+    max_sentence_chars: int = Field(default=1200, ge=20)
+
+    @model_validator(mode="after")
+    def _known(self):
+        unknown = sorted(set(self.detectors) - set(INTENTS))
+        if unknown:
+            raise ValueError(f"unknown detectors {unknown}; known: {list(INTENTS)}")
+        return self
+
+
 class Params(_Strict):
     store: StoreParams = StoreParams()
     corpus: CorpusParams = CorpusParams()
     fragments: FragmentParams = FragmentParams()
+    affordances: AffordanceParams = AffordanceParams()
 
     def section_hash(self, *sections: str) -> str:
         """Canonical hash of the parameter sections a stage reads."""

@@ -1,0 +1,553 @@
+"""Stage 4: answer affordances, the questions each fragment can answer.
+
+Every fragment is split into sentences; twelve detectors, each a row of `DETECTORS` built from
+named regular expressions, decide which questions a sentence answers and extract the values
+that answer them (approver role, amount, date, team, duration, step number, ...). A question is
+kept only with its exact supporting span: the sentence, with code-point offsets into the
+document text, and every extracted value located inside it at its own offsets. `verify` checks
+spans and values against the document text (not against the fragment they were cut from) and
+drops, with a reason, anything that is not verbatim.
+
+Values are located without Python loops: each value pattern is written as
+`^(<prefix>)(<value>)`, so the character length of the prefix group is the value's offset in
+the sentence.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from .fragments import SENTENCE
+from .ids import content_id, id_expr
+from .params import AffordanceParams
+
+# ---- vocabulary: the building blocks of the rules ----------------------------------------------
+
+# Heads of a named role, team or party: the last word of "Chief Financial Officer",
+# "Procurement Team", "VP of Operations" (head VP), "Accounts Payable", "the Licensor".
+_CAP_HEADS = (
+    "Officer|Team|Department|Dept|Office|Committee|Board|Directors|Director|Manager|Controller|"
+    "Treasurer|Treasury|Counsel|Lead|Leader|Head|Group|Desk|Center|Centre|Commander|President|"
+    "Chair|Chairperson|Council|Administrator|Secretary|Partner|Unit|Division|Bureau|Agency|"
+    "Authority|Operations|Security|Finance|Procurement|Legal|Compliance|Audit|Payable|Receivable|"
+    "Engineering|Services|Supervisor|Coordinator|Steward|Specialist|Owner|Architect|Management|"
+    "Licensor|Licensee|Landlord|Tenant|Supplier|Customer|Company|Client|Contractor|Vendor|Buyer|"
+    "Seller|Distributor|Provider|Purchaser|Consultant|Franchisor|Franchisee|Manufacturer|"
+    "Reseller|Employer|Trustee|Sponsor|Investigator|CFO|CEO|COO|CIO|CTO|CISO|CPO|CRO|CHRO|CCO|"
+    "DPO|SVP|EVP|VP|HR|IT|SOC|PMO|FP&A|GC|Governance|Risk|People|Payroll|Sales|Marketing|Quality"
+)
+_CAP_WORD = r"[A-Z][A-Za-z0-9&'’\-]*"
+_OF_TAIL = rf"(?:\s+(?:of|for)\s+(?:the\s+)?{_CAP_WORD}(?:\s+(?:and\s+)?{_CAP_WORD}){{0,3}}|\s+for\s+(?:each|every|the|all|a)\s+[a-z]+)?"
+_LOWER_HEADS = r"team|department|office|committee|group|unit|desk|function|manager|supervisor|director|lead|leader|engineer"
+_LOWER_MODS = r"direct|line|hiring|shift|department|project|account|duty|regional|site|store|on-call|budget|general|people|team"
+ROLE = (
+    rf"(?:(?:{_CAP_WORD}\s+(?:(?:and|&)\s+)?){{0,5}}(?:{_CAP_HEADS})\b{_OF_TAIL}"
+    rf"|(?:{_CAP_WORD}\s+(?:(?:and|&)\s+)?){{1,4}}(?:{_LOWER_HEADS})\b"
+    rf"|(?:(?:{_LOWER_MODS})\s+)?(?:manager|supervisor|department head|team leader|team lead|controller|treasurer|on-call engineer)\b)"
+)
+# Determiners and possessives that may stand before a role: "the", "a", "the employee's", "each party's".
+DET = r"(?:(?:the|a|an|its|their|your|our|each|either|both)\s+)?(?:(?:[A-Za-z\-]+)(?:'s|’s)\s+)?"
+
+_MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+DATE = (
+    rf"(?:{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?{_MONTHS},?\s+\d{{4}}"
+    rf"|\d{{1,2}}-{_MONTHS}-\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{4}}|{_MONTHS}\s+\d{{4}})"
+)
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SCALE = r"(?:\s?(?:million|billion|thousand|mn|bn|[MBK])\b)?"
+MONEY = (
+    rf"(?:[$€£]\s?(?:{_NUM}){_SCALE}"
+    rf"|\b(?:USD|EUR|GBP|CAD|AUD|CHF|JPY)\s?(?:{_NUM}){_SCALE}"
+    rf"|\b(?:{_NUM}){_SCALE}\s?(?:USD|EUR|GBP|dollars|euros|pounds)\b)"
+)
+PERCENT = rf"(?:\b(?:{_NUM})\s?(?:%|percent\b|per cent\b))"
+_WORD_NUM = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    "forty-eight|twenty-four|seventy-two|ninety"
+)
+DURATION = (
+    rf"(?:(?:\d+(?:\.\d+)?|(?i:{_WORD_NUM})(?:\s+\(\d+\))?)\s+(?:(?:business|working|calendar)\s+)?"
+    r"(?i:minutes?|mins?|hours?|hrs?|days?|weeks?|months?))\b"
+)
+REGION = (
+    r"\b(?:North America|South America|Latin America|LATAM|EMEA|APAC|Asia[- ]Pacific|Europe|"
+    r"European Union|EU|United States|U\.S\.|USA|United Kingdom|UK|Canada|Mexico|Germany|France|"
+    r"India|Japan|China|Australia|Brazil|Singapore|Ireland|Netherlands)\b"
+)
+METRIC = (
+    r"(?i:gross margin|operating margin|net (?:profit )?margin|profit margin|ebitda|ebit|net income|"
+    r"gross profit|operating income|(?:free |operating )?cash flow|customer churn|churn(?: rate)?|"
+    r"net (?:revenue |dollar )?retention(?: rate)?|retention rate|annual recurring revenue|arr|"
+    r"monthly recurring revenue|mrr|days sales outstanding|dso|employee turnover|turnover|attrition(?: rate)?|"
+    r"utili[sz]ation(?: rate)?|on-time delivery(?: rate)?|(?:effective )?tax rate|return on (?:equity|assets|investment)|"
+    r"roe|roa|roi|capital expenditures?|capex|operating expenses|opex|customer acquisition cost|cac|"
+    r"lifetime value|ltv|average revenue per (?:user|account)|arpu|shrinkage|resolution rate|conversion rate|"
+    r"nps|net promoter score|bookings|backlog|earnings per share|eps|cost of (?:goods sold|sales)|cogs|"
+    r"market share|occupancy(?: rate)?|default rate|loss ratio|yield|revenue|sales growth|headcount growth|"
+    r"gross bookings|burn rate|win rate|renewal rate|uptime|availability)"
+)
+_THRESH = (
+    r"(?i:over|under|exceeds?|exceeding|exceeded|in excess of|threshold(?:\s+of)?|above|below|up to|"
+    r"more than|less than|at least|greater than|not to exceed|not exceeding|no more than|at or above|"
+    r"at or below|maximum of|minimum of|limit of|cap of|capped at|ceiling of|between)"
+)
+
+# ---- the detectors --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A value a detector extracts: `pattern` is `^(prefix)(value)`, so the prefix length is the
+    value's offset in the sentence. `role` names it as evidence (None: a typed helper slot)."""
+
+    name: str
+    patterns: tuple[str, ...]
+    role: str | None
+
+
+@dataclass(frozen=True)
+class Detector:
+    intent: str
+    cue: str  # a sentence fires when this matches ...
+    slots: tuple[Slot, ...] = ()
+    required: tuple[str, ...] = ()  # ... and these slots were found
+    base_confidence: float = 0.8
+    answer_shape: str = "single"
+    answer_type: str = "text"
+    question: str = ""  # template over {subject}, {object}, slot names and {heading}
+    partial_cue: str | None = None  # surface cue for a process-level (partial) affordance
+    notes: str = ""
+
+
+def _pre(context: str, value: str, after: str = "") -> str:
+    """`^(prefix)(value)after`: Rust regex has no look-around, so trailing context is matched, not peeked."""
+    return rf"(?s)^(.*?{context})({value}){after}"
+
+
+_APPROVER = Slot("approver", (
+    _pre(rf"(?i:approv(?:ed|al|es|e)|sign-off|signed off)\s+(?:(?:in writing|in advance|first)\s+)?(?:by|from)\s+{DET}", ROLE),
+    _pre(rf"(?i:approval) of\s+{DET}", ROLE),
+    _pre(r"(?i:approv(?:er|al))[^:=.]{0,60}[:=]\s*(?:the\s+)?", ROLE),
+    _pre(r"", ROLE, r"(?:'s|’s)?(?:\s+(?:shall|must|will|may|should|has|have))?\s+(?:approves?|approved)\b"),
+    _pre(r"", ROLE, r"(?:'s|’s)\s+(?:prior\s+)?(?:written\s+)?approval"),
+), "approver_role")
+_AMOUNT = Slot("amount", (_pre(rf"{_THRESH}\s+(?:[A-Za-z\-]+\s+){{0,2}}?", MONEY), _pre("", MONEY)), "amount_threshold")
+# a threshold needs a threshold word before the amount, or "or more/less" after it
+_THRESHOLD = Slot("amount", (
+    _pre(rf"{_THRESH}\s+(?:[A-Za-z\-]+\s+){{0,2}}?", MONEY),
+    _pre(r"(?i:\b(?:threshold|limit|ceiling|cap)\b)[^.;$€£]{0,60}?", MONEY),
+    _pre("", MONEY, r"\s+(?i:or (?:more|less|above|below|higher|lower|greater))"),
+), "amount_threshold")
+_REGION = Slot("region", (_pre("", REGION),), "region")
+_DATE = Slot("date", (_pre(r"(?i:\beffective\b)(?:[^.;]{0,50}?)", DATE),), "effective_date")
+_TEAM = Slot("team", (
+    _pre(r"", ROLE, r"\s+(?:(?:owns|is the owner of|are the owners of|maintains)\b|(?:is|are|shall be|shall remain|remains|will be)\s+(?:solely\s+|fully\s+)?(?:responsible|accountable)\b)"),
+    _pre(rf"(?i:\b(?:owned|maintained)\s+by)\s+{DET}", ROLE),
+    _pre(rf"(?i:\bowner)\s*(?:is\s+|:\s*){DET}", ROLE),
+    _pre(rf"(?i:\bownership of)[^,.;]{{1,80}}?(?:sits|rests|lies)\s+with\s+{DET}", ROLE),
+    _pre(rf"(?i:\bowner of)[^,.;]{{1,80}}?\bis\s+{DET}", ROLE),
+    _pre(r"", ROLE, r"[^.;]{0,40}?\b(?:who|which|that) (?:is|are|shall be) (?:responsible|accountable)\b"),
+), "owner_team")
+_STEP = Slot("step_number", (_pre(r"^\s*(?:[-*•]\s*)?Step\s+", r"\d{1,3}"),), "step")
+_DURATION = Slot("duration", (_pre(r"(?i:\bwithin|no later than|not later than|response time(?: of)?[^.;:]{0,40}?[:]?|turnaround of|in under)\s+", DURATION), _pre("", DURATION)), "sla_duration")
+_TARGET = Slot("target", (
+    _pre(rf"(?i:\bescalat(?:e|ed|es|ing))\b(?:\s+[\w'’\-]+){{0,5}}?\s+to\s+{DET}", ROLE),
+    _pre(rf"(?i:\bescalation)(?:\s+(?:path|contact|route|point))?[^:.]{{0,50}}:\s*(?:[\w\-]+\s+){{0,3}}?(?:then\s+)?{DET}", ROLE),
+), "escalation_target")
+_METRIC = Slot("metric", (_pre(r"(?i:\b)", METRIC),), "metric_name")
+_METRIC_VERB = (
+    r"(?i:was|were|is|are|of|reached|totall?ed|amounted|stood|came in|averaged|closed|rose|fell|fall|grew|increased|"
+    r"decreased|improved|declined|dropped|climbed|hit|held|remained|rise|expanded|contracted|at)"
+)
+_VALUE = Slot("value", (
+    _pre(rf"(?i:\b{METRIC}\b)[^.;:]{{0,40}}?\b{_METRIC_VERB}\b(?:\s+[\w\-]+){{0,4}}?\s+", rf"(?:{MONEY}|{PERCENT})"),
+    _pre(rf"(?i:\b{METRIC}\b)[^.;:]{{0,30}}:\s*", rf"(?:{MONEY}|{PERCENT})"),
+    _pre(r"(?i:\bat)\s+", PERCENT, rf",\s+(?:the\s+)?{METRIC}"),
+), "metric_value")
+_DRIVER = Slot("driver", (_pre(r"(?i:\b(?:driven by|caused by|due to|attributable to|as a result of|explained by|reflect(?:s|ed|ing)?|owing to|because of))\s+", r"[^.;]{3,160}"),), "variance_driver")
+_SCOPE = Slot("population", (_pre(r"(?i:\b(?:appl(?:y|ies)|applicable|is applicable|are applicable)\s+(?:only\s+)?to)\s+", r"[^.;]{3,160}"), _pre(r"(?i:\bscope)\s*(?::|of [^:.;]{1,60}:)\s*", r"[^.;]{3,160}")), "applicability_scope")
+_CONDITION = Slot("condition", (_pre(r"(?i:\b(?:except|excepting|unless|other than|save)\b)\s*(?:(?:for|as|when|where|with|in|that|if)\s+)?", r"[^.;]{3,160}"), _pre(r"(?i:\bprohibit(?:ed|s)?\b)\s*", r"[^.;]{0,160}")), "exception_condition")
+_MODAL = Slot("modality", (_pre(r"(?i:\b)", r"(?i:must not|must|shall not|shall|may not|cannot|is required to|are required to|required|is prohibited|are prohibited|is mandatory|are mandatory)\b"),), "obligation")
+
+DETECTORS: tuple[Detector, ...] = (
+    Detector("approval_lookup", r"(?i:\bapprov|\bsign-?off|\bsigned off)", (_APPROVER, _AMOUNT, _REGION), ("approver",), 0.85,
+             "single", "role", "Who must approve {subject}?", r"(?i:\bapprov\w*)"),
+    Detector("threshold_lookup", MONEY, (_THRESHOLD, _REGION), ("amount",), 0.85,
+             "single", "amount", "What amount threshold applies to {subject}?"),
+    Detector("owner_lookup", r"(?i:\bown|\bresponsib|\baccountable|\bmaintain)", (_TEAM,), ("team",), 0.8,
+             "single", "role", "Who owns or is responsible for {object}?"),
+    Detector("effective_date_lookup", r"(?i:\beffective\b)", (_DATE,), ("date",), 0.9,
+             "single", "date", "When does {subject} take effect?"),
+    Detector("applicability_check", r"(?i:\bappl(?:y|ies|icable|icability)\s+(?:only\s+)?to\b|\bscope\b|\bapplicab)", (_SCOPE, _REGION), (), 0.75,
+             "listing", "text", "Who or what does {subject} apply to?"),
+    Detector("exception_lookup", r"(?i:\b(?:except|excepting|unless|prohibited|prohibits|prohibit|exceptions?)\b)", (_CONDITION,), (), 0.75,
+             "listing", "text", "What exceptions or prohibitions apply to {subject}?"),
+    Detector("rule_lookup", r"(?i:\b(?:must|shall|may not|cannot|is required to|are required to|required|is prohibited|are prohibited|mandatory)\b)", (_MODAL,), ("modality",), 0.7,
+             "listing", "text", "What is required of {subject}?"),
+    Detector("metric_lookup", METRIC, (_METRIC, _VALUE, _REGION), ("metric", "value"), 0.85,
+             "single", "percentage", "What was the {metric}?", None),
+    Detector("variance_explanation",
+             r"(?i:\bvariances?\b|\b(?:above|below|ahead of|behind|short of|over|under)\s+(?:the\s+)?(?:forecast|budget|plan|target|guidance|expectations?)\b|\b(?:driven by|caused by|attributable to|due to (?:higher|lower|increased|decreased|reduced|the (?:increase|decrease|decline|delay|loss))))",
+             (_DRIVER, _REGION), (), 0.8, "single", "text", "What explains the variance in {subject}?",
+             r"(?i:\b(?:variance|forecast|revenue)\b)"),
+    Detector("sla_lookup", rf"(?:{DURATION}|\bSLAs?\b)", (_DURATION,), (), 0.8,
+             "single", "duration", "What is the time limit for {subject}?"),
+    Detector("next_step_lookup", r"^\s*(?:[-*•]\s*)?Step\s+\d{1,3}\s*(?::|-|–|—|\)|\.\s)", (_STEP,), ("step_number",), 0.95,
+             "listing", "text", "What is step {step_number}{of_heading}?", r"(?i:\bsteps?\b)"),
+    Detector("escalation_lookup", r"(?i:\bescalat)", (_TARGET,), ("target",), 0.85,
+             "single", "role", "Who is {subject} escalated to?"),
+)
+INTENTS = tuple(d.intent for d in DETECTORS)
+_BY_INTENT = {d.intent: d for d in DETECTORS}
+
+# Extra conditions some cues need (a named expression each, so they can be listed and tested).
+SLA_DEADLINE = pl.col("sentence").str.contains(
+    rf"(?i:\b(?:within|no later than|not later than|response time|resolution time|turnaround|in under|at least)\b[^.;]{{0,40}}?){DURATION}|\bSLAs?\b|(?i:\bresponse time)[^.;]{{0,60}}?{DURATION}"
+)
+VARIANCE_CHANGE = pl.col("sentence").str.contains(
+    r"(?i:\b(?:variances?|forecast|budget|plan|target|guidance|higher|lower|increase[ds]?|decrease[ds]?|declin\w+|rose|fell|grew|shortfall|overspend|underspend|delay\w*|up|down)\b|%|\$)"
+)
+EXTRA_CONDITIONS: dict[str, pl.Expr] = {"sla_lookup": SLA_DEADLINE, "variance_explanation": VARIANCE_CHANGE}
+
+_SUBJECT = (
+    r"^\s*(?:Row \d+:\s*)?(?:[\w.\[\]]+\s=\s)?(?:Step\s+\d+\s*[:\-]\s*)?(?:(?:All|Any|Each|Every|The|This|These|Such|If|When)\s+)?"
+    r"(.{3,120}?)\s+(?:must|shall|may|will|can|cannot|should|need|needs|require|requires|requiring|are|is|were|was|"
+    r"reached|rose|fell|did|has|have|applies|apply|owns)\b"
+)
+_OBJECT = r"(?i:\b(?:owns|responsible for|accountable for|owner of|ownership of|maintains|owned by))\s+(?:the\s+)?([^,.;]{3,80})"
+
+# ---- sentences --------------------------------------------------------------------------------
+
+
+def sentences(fragments: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
+    """One row per sentence of every non-heading fragment, trimmed, with document offsets."""
+    n = pl.col("sentence").str.len_chars()
+    lead = n - pl.col("sentence").str.strip_chars_start().str.len_chars()
+    return (
+        fragments.filter(pl.col("kind") != "section")
+        .select("fragment_id", "doc_id", "heading_path", "char_start", "char_end", pl.col("text").str.extract_all(SENTENCE).alias("sentence"))
+        .explode("sentence")
+        .filter(pl.col("sentence").is_not_null())
+        .with_columns((pl.col("char_start") + n.cum_sum().over("fragment_id") - n).alias("raw_start"))
+        .with_columns((pl.col("raw_start") + lead).alias("sent_start"), pl.col("sentence").str.strip_chars())
+        .filter(pl.col("sentence").str.len_chars().is_between(p.min_sentence_chars, p.max_sentence_chars))
+        .with_columns((pl.col("sent_start") + pl.col("sentence").str.len_chars()).alias("sent_end"))
+        .drop("raw_start")
+    )
+
+
+# ---- detection -------------------------------------------------------------------------------
+
+ROLES_DTYPE = pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start": pl.Int64, "end": pl.Int64}))
+SLOTS_DTYPE = pl.List(pl.Struct({"name": pl.String, "value": pl.String}))
+
+
+def _slot_exprs(slot: Slot) -> list[pl.Expr]:
+    """Value and in-sentence offset of a slot: the first of its patterns that matches."""
+    values, starts = [], []
+    for pat in slot.patterns:
+        g = pl.col("sentence").str.extract_groups(pat)
+        values.append(g.struct.field("2"))
+        starts.append(g.struct.field("1").str.len_chars())
+    value = pl.coalesce(values).str.strip_chars_end(" ,:;")
+    start = pl.coalesce([pl.when(v.is_not_null()).then(s) for v, s in zip(values, starts)])
+    return [value.alias(f"_{slot.name}"), start.cast(pl.Int64).alias(f"_{slot.name}_at")]
+
+
+def _clean_role(col: str) -> pl.Expr:
+    """Drop a leading determiner the role pattern may have swallowed at a sentence start."""
+    return pl.col(col).str.replace(r"^(?:The|A|An|Our|Its|Their|Each|All|Every|Any)\s+", "")
+
+
+def _detect_one(sents: pl.LazyFrame, d: Detector) -> pl.LazyFrame:
+    fired = pl.col("sentence").str.contains(d.cue)
+    if d.intent in EXTRA_CONDITIONS:
+        fired = fired & EXTRA_CONDITIONS[d.intent]
+    lf = sents.filter(fired)
+    for slot in d.slots:
+        lf = lf.with_columns(_slot_exprs(slot))
+    role_slots = {"approver", "team", "target"}
+    fixes = []
+    for slot in d.slots:
+        if slot.name in role_slots:  # keep the offset pointing at the cleaned value
+            cleaned = _clean_role(f"_{slot.name}")
+            fixes += [cleaned.alias(f"_{slot.name}"),
+                      (pl.col(f"_{slot.name}_at") + pl.col(f"_{slot.name}").str.len_chars() - cleaned.str.len_chars()).alias(f"_{slot.name}_at")]
+    if fixes:
+        lf = lf.with_columns(fixes)
+    for req in d.required:
+        lf = lf.filter(pl.col(f"_{req}").is_not_null() & (pl.col(f"_{req}").str.len_chars() > 0))
+    roles = pl.concat_list([
+        pl.struct(
+            pl.lit(s.role).alias("role"), pl.col(f"_{s.name}").alias("value"),
+            (pl.col("sent_start") + pl.col(f"_{s.name}_at")).alias("start"),
+            (pl.col("sent_start") + pl.col(f"_{s.name}_at") + pl.col(f"_{s.name}").str.len_chars()).alias("end"),
+        ) for s in d.slots if s.role
+    ]).list.eval(pl.element().filter(pl.element().struct.field("value").is_not_null() & (pl.element().struct.field("value") != "")))
+    n_opt = sum(1 for s in d.slots if s.name not in d.required)
+    filled_opt = pl.sum_horizontal([pl.col(f"_{s.name}").is_not_null().cast(pl.Int64) for s in d.slots if s.name not in d.required]) if n_opt else pl.lit(0)
+    conf = (pl.lit(d.base_confidence) + 0.04 * filled_opt).clip(upper_bound=0.99)
+    return lf.with_columns(
+        pl.lit(d.intent).alias("intent"), pl.lit("direct").alias("support"), pl.lit(d.intent).alias("detector"),
+        roles.cast(ROLES_DTYPE).alias("roles"), conf.alias("confidence"),
+    ).select("fragment_id", "doc_id", "heading_path", "sentence", "sent_start", "sent_end", "intent", "support", "detector", "roles", "confidence")
+
+
+def _partial_one(sents: pl.LazyFrame, d: Detector, direct: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
+    """A process-level question from a surface cue, where the direct detector did not fire."""
+    return (
+        sents.filter(pl.col("sentence").str.contains(d.partial_cue))
+        .join(direct.filter(pl.col("intent") == d.intent).select("fragment_id", "sent_start"), on=["fragment_id", "sent_start"], how="anti")
+        .with_columns(
+            pl.lit(d.intent).alias("intent"), pl.lit("partial").alias("support"), pl.lit(f"{d.intent}:partial").alias("detector"),
+            pl.lit([], dtype=ROLES_DTYPE).alias("roles"), pl.lit(p.partial_confidence).alias("confidence"),
+        )
+        .select("fragment_id", "doc_id", "heading_path", "sentence", "sent_start", "sent_end", "intent", "support", "detector", "roles", "confidence")
+    )
+
+
+def detect(sents: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
+    """Every detector over every sentence: one row per (sentence, intent, support)."""
+    active = [d for d in DETECTORS if d.intent in p.detectors]
+    direct = pl.concat([_detect_one(sents, d) for d in active])
+    parts = [direct]
+    if p.partial:
+        parts += [_partial_one(sents, d, direct, p) for d in active if d.partial_cue]
+    return pl.concat(parts).filter(pl.col("confidence") >= p.min_confidence)
+
+
+def fires(sentences_: list[str], p: AffordanceParams) -> pl.DataFrame:
+    """Which intents fire (directly) on raw sentences: for the labelled detector test set."""
+    sents = pl.LazyFrame({"sentence": sentences_}).with_row_index("i").select(
+        pl.col("i").cast(pl.String).alias("fragment_id"), pl.col("i").cast(pl.String).alias("doc_id"),
+        pl.lit([], dtype=pl.List(pl.String)).alias("heading_path"), "sentence",
+        pl.lit(0, dtype=pl.Int64).alias("sent_start"), pl.col("sentence").str.len_chars().cast(pl.Int64).alias("sent_end"),
+    )
+    q = AffordanceParams(**{**p.model_dump(), "partial": False})
+    return detect(sents, q).select(pl.col("fragment_id").cast(pl.Int64).alias("i"), "intent", "roles").collect().sort("i", "intent")
+
+
+# ---- questions, typed values and ids -----------------------------------------------------------
+
+def _role_value(role: str) -> pl.Expr:
+    return pl.col("roles").list.eval(
+        pl.element().filter(pl.element().struct.field("role") == role).struct.field("value")
+    ).list.first()
+
+
+def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
+    """A readable question per affordance, from its intent's template and extracted values."""
+    subject = pl.col("sentence").str.extract(_SUBJECT, 1).fill_null("this")
+    obj = pl.col("sentence").str.extract(_OBJECT, 1).fill_null("this")
+    heading = pl.col("heading_path").list.last()
+    of_heading = pl.when(heading.is_not_null()).then(pl.lit(" of '") + heading + pl.lit("'")).otherwise(pl.lit(""))
+    q = pl.lit(None, dtype=pl.String)
+    for d in DETECTORS:
+        parts = []
+        for tok in re.split(r"(\{[a-z_]+\})", d.question):
+            if not tok:
+                continue
+            if tok == "{subject}":
+                parts.append(subject)
+            elif tok == "{object}":
+                parts.append(obj)
+            elif tok == "{of_heading}":
+                parts.append(of_heading)
+            elif tok == "{step_number}":
+                parts.append(_role_value("step").fill_null("?"))
+            elif tok == "{metric}":
+                parts.append(_role_value("metric_name").str.to_lowercase().fill_null("metric"))
+            else:
+                parts.append(pl.lit(tok))
+        direct_q = pl.concat_str(parts)
+        partial_q = pl.lit(f"What is the {d.intent.replace('_lookup', '').replace('_', ' ')} process described") + of_heading + pl.lit("?")
+        q = pl.when(pl.col("intent") == d.intent).then(
+            pl.when(pl.col("support") == "direct").then(direct_q).otherwise(partial_q)
+        ).otherwise(q)
+    return aff.with_columns(q.alias("question"))
+
+
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+          "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty-eight": 48, "twenty-four": 24,
+          "seventy-two": 72, "ninety": 90}
+_UNIT_HOURS = [("min", 1 / 60), ("hour", 1.0), ("hr", 1.0), ("day", 24.0), ("week", 168.0), ("month", 720.0)]
+
+
+def typed_values(aff: pl.LazyFrame) -> pl.LazyFrame:
+    """Amount as a number with its currency, date as a date, duration in hours, step number, percent."""
+    amount_txt = pl.coalesce(_role_value("amount_threshold"), pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value")))
+    num = amount_txt.str.extract(rf"({_NUM})", 1).str.replace_all(",", "").cast(pl.Float64, strict=False)
+    scale = (
+        pl.when(amount_txt.str.contains(r"(?i)billion|bn\b|\dB\b")).then(1e9)
+        .when(amount_txt.str.contains(r"(?i)million|mn\b|\dM\b")).then(1e6)
+        .when(amount_txt.str.contains(r"(?i)thousand|\dK\b")).then(1e3).otherwise(1.0)
+    )
+    currency = (
+        pl.when(amount_txt.str.contains(r"\$|USD|dollars")).then(pl.lit("USD"))
+        .when(amount_txt.str.contains(r"€|EUR|euros")).then(pl.lit("EUR"))
+        .when(amount_txt.str.contains(r"£|GBP|pounds")).then(pl.lit("GBP"))
+        .otherwise(amount_txt.str.extract(r"\b(CAD|AUD|CHF|JPY)\b", 1))
+    )
+    is_money = amount_txt.str.contains(MONEY)
+    date_txt = (
+        _role_value("effective_date").str.replace_all(r"(\d)(?:st|nd|rd|th)", "$1").str.replace_all(r"\bday of\s+", "")
+        .str.replace_all(",", "").str.replace_all(r"\.", "").str.replace_all(r"\s+", " ")
+    )
+    date = pl.coalesce([date_txt.str.to_date(f, strict=False) for f in ("%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d", "%m/%d/%Y", "%d-%b-%Y")])
+    dur = _role_value("sla_duration")
+    dur_num = pl.coalesce(
+        dur.str.extract(r"\((\d+)\)", 1).cast(pl.Float64, strict=False),
+        dur.str.extract(r"^(\d+(?:\.\d+)?)", 1).cast(pl.Float64, strict=False),
+        dur.str.to_lowercase().str.extract(r"^([a-z\-]+)", 1).replace_strict(_WORDS, default=None, return_dtype=pl.Float64),
+    )
+    unit = pl.lit(None, dtype=pl.Float64)
+    for key, hours in reversed(_UNIT_HOURS):
+        unit = pl.when(dur.str.to_lowercase().str.contains(rf"\b{key}")).then(hours).otherwise(unit)
+    pct = pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value")).str.extract(rf"({_NUM})\s?(?:%|percent|per cent)", 1)
+    return aff.with_columns(
+        pl.when(is_money).then(num * scale).alias("amount"),
+        pl.when(is_money).then(currency).alias("currency"),
+        date.alias("date"),
+        (dur_num * unit).alias("duration_hours"),
+        pl.when(dur.str.contains(r"(?i)business|working")).then(pl.lit("business")).when(dur.is_not_null()).then(pl.lit("calendar")).alias("duration_basis"),
+        _role_value("step").cast(pl.Int64, strict=False).alias("step_number"),
+        pct.str.replace_all(",", "").cast(pl.Float64, strict=False).alias("percent"),
+    )
+
+
+def _signature(aff: pl.LazyFrame) -> pl.LazyFrame:
+    """Slot and evidence-role signatures, and the prototype each affordance belongs to."""
+    roles = pl.col("roles").list.eval(pl.element().struct.field("role")).list.unique().list.sort()
+    typed = pl.concat_list([
+        pl.when(pl.col(c).is_not_null()).then(pl.lit(c)).otherwise(pl.lit(None, dtype=pl.String))
+        for c in ("amount", "currency", "date", "duration_hours", "step_number", "percent")
+    ]).list.drop_nulls()
+    keys = ["intent", "support", "slot_signature", "role_signature"]
+    with_sig = aff.with_columns(
+        roles.alias("role_signature"),
+        pl.concat_list([roles, typed]).list.unique().list.sort().alias("slot_signature"),
+    )
+    # one hash per distinct signature, not per affordance
+    ids = with_sig.select(keys).unique().with_columns(
+        pl.struct(keys).map_batches(_prototype_ids, return_dtype=pl.String).alias("prototype_id")
+    )
+    return with_sig.join(ids, on=keys, how="left", nulls_equal=True)
+
+
+def _prototype_ids(s: pl.Series) -> pl.Series:
+    return pl.Series([
+        content_id("proto", {"intent": r["intent"], "support": r["support"], "slots": r["slot_signature"], "roles": r["role_signature"]})
+        for r in s.to_list()
+    ], dtype=pl.String)
+
+
+# ---- verification -------------------------------------------------------------------------------
+
+def _squash(e: pl.Expr) -> pl.Expr:
+    return e.str.replace_all(r"\s+", " ").str.strip_chars()
+
+
+def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl.LazyFrame:
+    """Check each span and value against the document text at its offsets; give a reason per failure.
+
+    Adds `reject_reason` (null when the affordance is verified). The span must equal the document
+    text at [span_start, span_end), lie inside its fragment, and be found in the fragment text
+    (modulo whitespace); every role value must equal the document text at its own offsets and
+    lie inside the span.
+    """
+    at = lambda s, e: pl.col("doc_text").str.slice(s, e - s)  # noqa: E731  (code points, like Python)
+    bad_value = pl.col("roles").list.eval(
+        (pl.element().struct.field("start") < pl.element().struct.field("end")).not_()
+    ).list.any()
+    checked = (
+        aff.join(fragments.select("fragment_id", pl.col("char_start").alias("_fs"), pl.col("char_end").alias("_fe"), pl.col("text").alias("_ft")), on="fragment_id", how="left")
+        .join(docs, on="doc_id", how="left")
+        .with_columns(
+            pl.col("roles").list.eval(pl.element().struct.field("start")).alias("_vs"),
+            pl.col("roles").list.eval(pl.element().struct.field("end")).alias("_ve"),
+            pl.col("roles").list.eval(pl.element().struct.field("value")).alias("_vv"),
+        )
+    )
+    # each value against the document text: explode, compare, re-aggregate per affordance
+    values_ok = (
+        checked.select("affordance_id", "doc_text", "span_start", "span_end", "_vs", "_ve", "_vv")
+        .explode(["_vs", "_ve", "_vv"])
+        .with_columns(
+            (pl.col("_vv").is_null() | ((at(pl.col("_vs"), pl.col("_ve")) == pl.col("_vv"))
+             & (pl.col("_vs") >= pl.col("span_start")) & (pl.col("_ve") <= pl.col("span_end")))).alias("_ok")
+        )
+        .group_by("affordance_id").agg(pl.col("_ok").all().alias("_values_ok"))
+    )
+    reason = (
+        pl.when(pl.col("doc_text").is_null()).then(pl.lit("document text missing"))
+        .when(at(pl.col("span_start"), pl.col("span_end")) != pl.col("span")).then(pl.lit("span differs from the document text at its offsets"))
+        .when((pl.col("span_start") < pl.col("_fs")) | (pl.col("span_end") > pl.col("_fe"))).then(pl.lit("span outside its fragment"))
+        .when(~_squash(pl.col("_ft")).str.contains(_squash(pl.col("span")), literal=True)).then(pl.lit("span not found verbatim in its fragment"))
+        .when(bad_value | ~pl.col("_values_ok")).then(pl.lit("a value differs from the document text at its offsets"))
+    )
+    return (
+        checked.join(values_ok, on="affordance_id", how="left")
+        .with_columns(pl.col("_values_ok").fill_null(True))
+        .with_columns(reason.alias("reject_reason"))
+        .drop("_fs", "_fe", "_ft", "_vs", "_ve", "_vv", "_values_ok", "doc_text")
+    )
+
+
+AFFORDANCES = {
+    "affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "prototype_id": pl.String,
+    "intent": pl.String, "support": pl.String, "question": pl.String, "span": pl.String,
+    "span_start": pl.Int64, "span_end": pl.Int64, "slots": SLOTS_DTYPE, "roles": ROLES_DTYPE,
+    "slot_signature": pl.List(pl.String), "role_signature": pl.List(pl.String),
+    "amount": pl.Float64, "currency": pl.String, "date": pl.Date, "duration_hours": pl.Float64,
+    "duration_basis": pl.String, "step_number": pl.Int64, "percent": pl.Float64,
+    "confidence": pl.Float64, "detector": pl.String,
+}
+REJECTED = {"affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "intent": pl.String,
+            "support": pl.String, "span": pl.String, "span_start": pl.Int64, "span_end": pl.Int64, "reject_reason": pl.String}
+
+
+def _slots(aff: pl.LazyFrame) -> pl.LazyFrame:
+    """Slots: every role value plus the typed values, as (name, value) text pairs."""
+    typed = [
+        pl.when(pl.col(c).is_not_null()).then(pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.String).alias("value")))
+        for c in ("amount", "currency", "date", "duration_hours", "duration_basis", "step_number", "percent")
+    ]
+    roles = pl.col("roles").list.eval(pl.struct(pl.element().struct.field("role").alias("name"), pl.element().struct.field("value").alias("value")))
+    return aff.with_columns(pl.concat_list([roles, pl.concat_list(typed).list.drop_nulls()]).cast(SLOTS_DTYPE).alias("slots"))
+
+
+def affordances(fragments: pl.LazyFrame, docs: pl.LazyFrame, p: AffordanceParams) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Fragments in; (verified affordances, rejected ones with their reason) out."""
+    # collected once: every detector reads the same sentences (the plan would otherwise repeat them)
+    sents = sentences(fragments, p).collect().lazy()
+    found = detect(sents, p).collect().lazy().rename({"sentence": "span", "sent_start": "span_start", "sent_end": "span_end"})
+    found = _signature(typed_values(questions(found.with_columns(pl.col("span").alias("sentence"))).drop("sentence")))
+    found = _slots(found).with_columns(id_expr("aff", "fragment_id", "intent", "support", "span_start", "span_end").alias("affordance_id"))
+    checked = verify(found, fragments, docs)
+    order = ["doc_id", "span_start", "intent", "support"]
+    kept = checked.filter(pl.col("reject_reason").is_null()).select([pl.col(c).cast(t) for c, t in AFFORDANCES.items()]).sort(order)
+    rejected = checked.filter(pl.col("reject_reason").is_not_null()).select([pl.col(c).cast(t) for c, t in REJECTED.items()]).sort(order)
+    return kept, rejected
+
+
+def detector_scores(cases: pl.DataFrame, p: AffordanceParams) -> pl.DataFrame:
+    """Precision and recall of each detector on a labelled set (intent, label, sentence)."""
+    sents = cases["sentence"].unique().sort()
+    fired = fires(sents.to_list(), p).select(pl.col("i").map_elements(lambda i: sents[i], return_dtype=pl.String).alias("sentence"), "intent")
+    scored = cases.join(fired.with_columns(pl.lit(1).alias("fired")), on=["sentence", "intent"], how="left").with_columns(pl.col("fired").fill_null(0))
+    return (
+        scored.group_by("intent").agg(
+            ((pl.col("label") == 1) & (pl.col("fired") == 1)).sum().alias("tp"),
+            ((pl.col("label") == 0) & (pl.col("fired") == 1)).sum().alias("fp"),
+            ((pl.col("label") == 1) & (pl.col("fired") == 0)).sum().alias("fn"),
+            ((pl.col("label") == 0) & (pl.col("fired") == 0)).sum().alias("tn"),
+        )
+        .with_columns(
+            (pl.col("tp") / (pl.col("tp") + pl.col("fp"))).fill_nan(0.0).alias("precision"),
+            (pl.col("tp") / (pl.col("tp") + pl.col("fn"))).fill_nan(0.0).alias("recall"),
+        )
+        .sort("intent")
+    )
