@@ -213,7 +213,7 @@ VARIANCE_CHANGE = pl.col("sentence").str.contains(
 EXTRA_CONDITIONS: dict[str, pl.Expr] = {"sla_lookup": SLA_DEADLINE, "variance_explanation": VARIANCE_CHANGE}
 
 _SUBJECT = (
-    r"^\s*(?:Row \d+:\s*)?(?:[\w.\[\]]+\s=\s)?(?:Step\s+\d+\s*[:\-]\s*)?(?:(?:All|Any|Each|Every|The|This|These|Such|If|When)\s+)?"
+    r"^\s*(?:Row \d+:\s*)?(?:[^=;:]{1,80}\s=\s)?(?:Step\s+\d+\s*[:\-]\s*)?(?:(?:All|Any|Each|Every|The|This|These|Such|If|When)\s+)?"
     r"(.{3,120}?)\s+(?:must|shall|may|will|can|cannot|should|need|needs|require|requires|requiring|are|is|were|was|"
     r"reached|rose|fell|did|has|have|applies|apply|owns)\b"
 )
@@ -340,7 +340,12 @@ def _role_value(role: str) -> pl.Expr:
 
 def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
     """A readable question per affordance, from its intent's template and extracted values."""
-    subject = pl.col("sentence").str.extract(_SUBJECT, 1).fill_null("this")
+    raw_subject = pl.col("sentence").str.extract(_SUBJECT, 1)
+    # "Badges that open ..." reads as "badges that open ..." mid-question; keep acronyms as written
+    subject = (
+        pl.when(raw_subject.str.contains(r"^[A-Z][a-z]")).then(raw_subject.str.slice(0, 1).str.to_lowercase() + raw_subject.str.slice(1))
+        .otherwise(raw_subject).fill_null("this")
+    )
     obj = pl.col("sentence").str.extract(_OBJECT, 1).fill_null("this")
     heading = pl.col("heading_path").list.last()
     of_heading = pl.when(heading.is_not_null()).then(pl.lit(" of '") + heading + pl.lit("'")).otherwise(pl.lit(""))
@@ -359,11 +364,13 @@ def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
             elif tok == "{step_number}":
                 parts.append(_role_value("step").fill_null("?"))
             elif tok == "{metric}":
-                parts.append(_role_value("metric_name").str.to_lowercase().fill_null("metric"))
+                m = _role_value("metric_name")
+                parts.append(pl.when(m.str.contains(r"[a-z]")).then(m.str.to_lowercase()).otherwise(m).fill_null("metric"))
             else:
                 parts.append(pl.lit(tok))
         direct_q = pl.concat_str(parts)
-        partial_q = pl.lit(f"What is the {d.intent.replace('_lookup', '').replace('_', ' ')} process described") + of_heading + pl.lit("?")
+        in_heading = pl.when(heading.is_not_null()).then(pl.lit(" in '") + heading + pl.lit("'")).otherwise(pl.lit(" here"))
+        partial_q = pl.lit(f"What {d.intent.replace('_lookup', '').replace('_', ' ')} process is described") + in_heading + pl.lit("?")
         q = pl.when(pl.col("intent") == d.intent).then(
             pl.when(pl.col("support") == "direct").then(direct_q).otherwise(partial_q)
         ).otherwise(q)
@@ -483,6 +490,7 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
     )
     reason = (
         pl.when(pl.col("doc_text").is_null()).then(pl.lit("document text missing"))
+        .when(pl.col("_fs").is_null()).then(pl.lit("fragment missing"))
         .when(at(pl.col("span_start"), pl.col("span_end")) != pl.col("span")).then(pl.lit("span differs from the document text at its offsets"))
         .when((pl.col("span_start") < pl.col("_fs")) | (pl.col("span_end") > pl.col("_fe"))).then(pl.lit("span outside its fragment"))
         .when(~_squash(pl.col("_ft")).str.contains(_squash(pl.col("span")), literal=True)).then(pl.lit("span not found verbatim in its fragment"))

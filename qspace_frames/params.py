@@ -8,7 +8,7 @@ message naming the file, the key and the rule.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .ids import canonical_json, sha256_hex
 
 DEFAULT_NAME = "default.yaml"
+TABLES = {"domain_hints", "intent_risk_prior"}
 
 
 class _Strict(BaseModel):
@@ -106,11 +107,89 @@ class AffordanceParams(_Strict):
         return self
 
 
+class ClassParams(_Strict):
+    n_classes: int | None = Field(default=None, ge=1)           # fixed k; None = the rule below
+    max_classes: int = Field(default=5, ge=2)                   # k = max(2, min(max_classes, n // 2))
+    min_prototypes_to_cluster: int = Field(default=4, ge=2)     # fewer -> archetype fallback
+
+
+# Cost of a wrong or missing answer, by intent: who may approve and how much are the questions
+# whose wrong answer is a compliance breach; where the next step is written is the cheapest miss.
+DEFAULT_RISK_PRIOR: dict[str, float] = {
+    "approval_lookup": 0.90,
+    "threshold_lookup": 0.85,
+    "escalation_lookup": 0.80,
+    "sla_lookup": 0.75,
+    "rule_lookup": 0.70,
+    "exception_lookup": 0.70,
+    "effective_date_lookup": 0.60,
+    "owner_lookup": 0.60,
+    "applicability_check": 0.55,
+    "metric_lookup": 0.50,
+    "variance_explanation": 0.50,
+    "next_step_lookup": 0.45,
+}
+
+_Unit = Annotated[float, Field(ge=0, le=1)]
+_TOL = 1e-9
+
+
+class DensityParams(_Strict):
+    intent_risk_prior: dict[str, _Unit] = Field(default_factory=lambda: dict(DEFAULT_RISK_PRIOR))
+    default_risk: _Unit = 0.5          # an intent missing from intent_risk_prior
+    w_risk: float = Field(default=0.5, ge=0)
+    w_support: float = Field(default=0.3, ge=0)
+    w_doc: float = Field(default=0.2, ge=0)
+    d_support: float = Field(default=0.45, ge=0)
+    d_importance: float = Field(default=0.35, ge=0)
+    d_doc: float = Field(default=0.20, ge=0)
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self):
+        for name, parts in (
+            ("importance weights (w_risk + w_support + w_doc)", (self.w_risk, self.w_support, self.w_doc)),
+            ("density weights (d_support + d_importance + d_doc)", (self.d_support, self.d_importance, self.d_doc)),
+        ):
+            total = sum(parts)
+            if abs(total - 1.0) > _TOL:
+                raise ValueError(f"{name} must sum to 1.0, got {total:.12g}")
+        return self
+
+
+_W = ("w_intent", "w_roles", "w_slots", "w_shape", "w_fragments", "w_class")
+
+
+class ProximityParams(_Strict):
+    w_intent: float = Field(default=0.25, ge=0)
+    w_roles: float = Field(default=0.20, ge=0)
+    w_slots: float = Field(default=0.20, ge=0)
+    w_shape: float = Field(default=0.15, ge=0)
+    w_fragments: float = Field(default=0.10, ge=0)
+    w_class: float = Field(default=0.10, ge=0)
+    network_threshold: float = Field(default=0.45, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self):
+        total = sum(getattr(self, w) for w in _W)
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"proximity weights must sum to 1.0, got {total:.12g}")
+        return self
+
+
+class EvidenceParams(_Strict):
+    # a value extracted for a role is a step less certain than the question it was found with
+    confidence_factor: float = Field(default=0.95, ge=0, le=1)
+
+
 class Params(_Strict):
     store: StoreParams = StoreParams()
     corpus: CorpusParams = CorpusParams()
     fragments: FragmentParams = FragmentParams()
     affordances: AffordanceParams = AffordanceParams()
+    classes: ClassParams = ClassParams()
+    density: DensityParams = DensityParams()
+    proximity: ProximityParams = ProximityParams()
+    evidence: EvidenceParams = EvidenceParams()
 
     def section_hash(self, *sections: str) -> str:
         """Canonical hash of the parameter sections a stage reads."""
@@ -143,7 +222,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _merge(base: dict, over: dict) -> dict:
     out = dict(base)
     for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "domain_hints" else v
+        # tables (domain_hints, intent_risk_prior) are replaced whole, not merged key by key
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in TABLES else v
     return out
 
 

@@ -16,10 +16,17 @@ from typing import Callable
 
 import polars as pl
 
+from . import affordances as affordances_mod
+from . import classes as classes_mod
+from . import density as density_mod
+from . import evidence as evidence_mod
 from . import fragments as fragments_mod
+from . import graph as graph_mod
 from . import inventory as inventory_mod
+from . import prototypes as prototypes_mod
+from . import proximity as proximity_mod
 from .ids import canonical_json, sha256_hex
-from .pages import load_documents
+from .pages import document_text, load_documents
 from .params import Params, load_params
 from .store import Artifact, Store, artifact_id
 
@@ -55,11 +62,57 @@ def _fragments_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     return {"fragments": fragments_mod.fragments(pages, wb.params.fragments).collect()}
 
 
+def _affordances_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    docs = document_text(wb.scan("corpus", "pages"))
+    kept, rejected = affordances_mod.affordances(wb.scan("fragments"), docs, wb.params.affordances)
+    return {"affordances": kept.collect(), "rejected": rejected.collect()}
+
+
+def _prototypes_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    protos, edges = prototypes_mod.prototypes(wb.scan("affordances"))
+    return {"prototypes": protos.collect(), "fragment_question_edges": edges.collect()}
+
+
+def _classes_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    cls, members = classes_mod.classes(wb.scan("prototypes"), wb.params.classes)
+    return {"classes": cls, "memberships": members}
+
+
+def _density_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    return {"density": density_mod.density(wb.scan("prototypes"), wb.params.density).collect()}
+
+
+def _proximity_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    prox = proximity_mod.proximity(wb.scan("prototypes"), wb.scan("classes", "memberships"), wb.params.proximity)
+    return {"proximity": prox.collect()}
+
+
+def _evidence_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    ev = evidence_mod.evidence(wb.scan("affordances"), wb.params.evidence)
+    cd = evidence_mod.codemand(wb.scan("prototypes"), wb.scan("density"))
+    return {"evidence": ev.collect(), "codemand": cd.collect()}
+
+
+def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    nodes, edges = graph_mod.graph(
+        wb.scan("prototypes"), wb.scan("classes", "memberships"), wb.scan("classes"),
+        wb.scan("prototypes", "fragment_question_edges"), wb.scan("proximity"), wb.scan("density"),
+    )
+    return {"graph_nodes": nodes, "graph_edges": edges}
+
+
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in [
         Stage("corpus", "1", ("corpus",), (), _corpus_stage, "discovery, loading, inventory and pages"),
         Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments"),
+        Stage("affordances", "1", ("affordances",), ("corpus", "fragments"), _affordances_stage, "answer affordances with verified spans"),
+        Stage("prototypes", "1", (), ("affordances",), _prototypes_stage, "question prototypes and fragment-question edges"),
+        Stage("classes", "1", ("classes",), ("prototypes",), _classes_stage, "proposed question classes"),
+        Stage("density", "1", ("density",), ("prototypes",), _density_stage, "question density"),
+        Stage("proximity", "1", ("proximity",), ("prototypes", "classes"), _proximity_stage, "prototype proximity"),
+        Stage("evidence", "1", ("evidence",), ("affordances", "prototypes", "density"), _evidence_stage, "evidence units and co-demand"),
+        Stage("graph", "1", (), ("prototypes", "classes", "proximity", "density"), _graph_stage, "the Qspace graph"),
     ]
 }
 

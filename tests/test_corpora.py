@@ -6,7 +6,6 @@ import polars as pl
 import pytest
 
 from qspace_frames.pages import document_text
-from qspace_frames.pipeline import Workbench
 from qspace_frames.schemas import FRAGMENTS, INVENTORY, check
 from qspace_frames.tokens import count_tokens
 
@@ -19,22 +18,12 @@ STATUSES = {"loaded", "empty", "encrypted", "too_large", "unsupported", "error",
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    d = tmp_path_factory.mktemp("corpora")
-    p = d / "params.yaml"
-    p.write_text(f"store:\n  root: {d / 'store'}\n")
-    return p
-
-
-@pytest.fixture(scope="module")
-def runs(root, corpora, store):
+def runs(corpus_workbench):
     cache = {}
 
     def get(folder):
         if folder not in cache:
-            wb = Workbench(params_file=str(store), corpus_arg=str(corpora / folder), run_name="corpora-test",
-                           project_root=root, workers=2,
-                           reports_dir=store.parent / "reports")
+            wb = corpus_workbench(folder)
             cache[folder] = (wb, wb.read("corpus", "inventory"), wb.read("fragments"))
         return cache[folder]
 

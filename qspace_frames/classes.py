@@ -1,0 +1,201 @@
+"""Stage 6: class discovery.
+
+Prototypes are described by binary features (a one-hot of their intent plus the presence of each
+evidence role) and grouped by average-linkage agglomerative clustering over Jaccard distances.
+Too few prototypes to cluster meaningfully fall back to the fixed archetypes below. Every class is
+named by its best-overlapping archetype and its two most common intents; names are unique.
+Classes are only *proposed*: a researcher accepts, renames or merges them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from sklearn.cluster import AgglomerativeClustering
+
+from .ids import id_expr
+from .params import ClassParams
+from .schemas import conform
+
+CLASSES = {
+    "class_id": pl.String,            # content id of the sorted member prototype ids
+    "name": pl.String,                # unique across classes
+    "archetype": pl.String,           # key of ARCHETYPES, or "other" when no archetype overlaps
+    "archetype_overlap": pl.Float64,  # Jaccard of the class's intent set with the archetype's
+    "intents": pl.List(pl.String),
+    "roles": pl.List(pl.String),
+    "n_prototypes": pl.Int64,
+    "status": pl.String,              # always "proposed"
+    "method": pl.String,              # "agglomerative" or "archetype_fallback"
+}
+
+MEMBERSHIPS = {
+    "class_id": pl.String,
+    "prototype_id": pl.String,
+    "intent": pl.String,
+}
+
+# The three document families of the sample corpus, as intent sets. They name clusters and are the
+# classes themselves when there are too few prototypes to cluster. An intent may sit in several
+# (threshold_lookup: policies and budgets; owner_lookup: policies and SOPs).
+ARCHETYPES: dict[str, frozenset[str]] = {
+    "finance_like": frozenset({"metric_lookup", "variance_explanation", "threshold_lookup"}),
+    "policy_like": frozenset({
+        "approval_lookup", "threshold_lookup", "owner_lookup", "effective_date_lookup",
+        "applicability_check", "exception_lookup", "rule_lookup",
+    }),
+    "sop_like": frozenset({"next_step_lookup", "sla_lookup", "escalation_lookup", "owner_lookup"}),
+}
+OTHER = "other"  # a class none of whose intents is in any archetype (an intent added later, say)
+LABELS = {"finance_like": "finance-like", "policy_like": "policy-like", "sop_like": "SOP-like", OTHER: "other"}
+
+
+def n_clusters(n_prototypes: int, p: ClassParams) -> int:
+    """k = n_classes if set, else max(2, min(max_classes, n // 2)); never more than n."""
+    k = p.n_classes if p.n_classes is not None else max(2, min(p.max_classes, n_prototypes // 2))
+    return min(k, n_prototypes)
+
+
+def _jaccard(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    union = a.list.set_union(b).list.len()
+    return pl.when(union == 0).then(0.0).otherwise(a.list.set_intersection(b).list.len() / union)
+
+
+def _archetypes() -> pl.LazyFrame:
+    return pl.LazyFrame(
+        {"archetype": sorted(ARCHETYPES), "a_intents": [sorted(ARCHETYPES[a]) for a in sorted(ARCHETYPES)]},
+        schema={"archetype": pl.String, "a_intents": pl.List(pl.String)},
+    )
+
+
+def _best_archetype(df: pl.LazyFrame, key: str, intents: str) -> pl.LazyFrame:
+    """Per `key`: the archetype whose intent set overlaps `intents` best (Jaccard; ties by name)."""
+    return (
+        df.select(key, intents)
+        .join(_archetypes(), how="cross")
+        .with_columns(_jaccard(pl.col(intents), pl.col("a_intents")).alias("archetype_overlap"))
+        .sort([key, "archetype_overlap", "archetype"], descending=[False, True, False])
+        .group_by(key, maintain_order=True)
+        .first()
+        .with_columns(
+            pl.when(pl.col("archetype_overlap") > 0).then(pl.col("archetype")).otherwise(pl.lit(OTHER)).alias("archetype")
+        )
+        .select(key, "archetype", "archetype_overlap")
+    )
+
+
+def features(prototypes: pl.DataFrame) -> pl.DataFrame:
+    """Binary feature matrix: `intent:<x>` one-hot + `role:<r>` presence + `archetype:<a>` for the
+    archetypes the intent belongs to (so a policy rule and a policy exception share something even
+    when their roles differ), columns sorted, rows by prototype_id."""
+    arch = {i: sorted(f"archetype:{a}" for a, members in ARCHETYPES.items() if i in members) for i in sorted(set().union(*ARCHETYPES.values()))}
+    tokens = pl.concat_list(
+        pl.concat_str(pl.lit("intent:"), pl.col("intent")),
+        pl.col("intent").replace_strict(arch, default=[], return_dtype=pl.List(pl.String)),
+        pl.col("role_signature").fill_null([]).list.eval(pl.concat_str(pl.lit("role:"), pl.element())),
+    )
+    df = prototypes.select("prototype_id", tokens.alias("_f")).sort("prototype_id")
+    vocab = sorted(df["_f"].explode().drop_nulls().unique().to_list())
+    return df.select("prototype_id", *[pl.col("_f").list.contains(f).cast(pl.Int8).alias(f) for f in vocab])
+
+
+def jaccard_distances(x: np.ndarray) -> np.ndarray:
+    """Pairwise Jaccard distances of binary rows, in exact integer counts (no float drift)."""
+    x = x.astype(np.int64)
+    inter = x @ x.T
+    size = x.sum(axis=1)
+    union = size[:, None] + size[None, :] - inter
+    return 1.0 - np.divide(inter, union, out=np.zeros(inter.shape, dtype=np.float64), where=union > 0)
+
+
+def _cluster(prototypes: pl.DataFrame, p: ClassParams) -> pl.DataFrame:
+    """prototype_id -> raw cluster label, via scikit-learn on prototypes sorted by id."""
+    feats = features(prototypes)
+    k = n_clusters(feats.height, p)
+    if k >= feats.height:  # every prototype its own class; sklearn would agree, minus the work
+        labels = np.arange(feats.height)
+    else:
+        dist = jaccard_distances(feats.drop("prototype_id").to_numpy())
+        labels = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(dist)
+    return feats.select("prototype_id").with_columns(pl.Series("_label", labels, dtype=pl.Int64))
+
+
+def _fallback(prototypes: pl.DataFrame) -> pl.DataFrame:
+    """prototype_id -> archetype, by the best overlap of the prototype's intent with each archetype."""
+    one = prototypes.lazy().select("prototype_id", pl.concat_list("intent").alias("_i"))
+    return _best_archetype(one, "prototype_id", "_i").select("prototype_id", pl.col("archetype").alias("_label")).collect()
+
+
+def _name(top: pl.Expr, label: pl.Expr) -> pl.Expr:
+    return pl.concat_str(label, pl.lit(": "), top)
+
+
+def classes(prototypes: pl.LazyFrame, p: ClassParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Prototypes in; (classes, memberships) out, schemas CLASSES and MEMBERSHIPS.
+
+    Input order never matters: prototypes are sorted by id before clustering, clusters are
+    ordered by their smallest member id, and class ids hash the sorted member ids.
+    """
+    protos = (
+        prototypes.select("prototype_id", "intent", pl.col("role_signature").fill_null([]))
+        .sort("prototype_id", "intent")
+        .unique("prototype_id", keep="first", maintain_order=True)
+        .collect()
+    )
+    if protos.height == 0:
+        return pl.DataFrame(schema=CLASSES), pl.DataFrame(schema=MEMBERSHIPS)
+
+    fallback = protos.height < p.min_prototypes_to_cluster
+    labels = _fallback(protos) if fallback else _cluster(protos, p)
+    members = (
+        protos.lazy()
+        .join(labels.lazy(), on="prototype_id", how="inner")
+        # the cluster's order: rank of its smallest member id (sklearn's own labels are arbitrary)
+        .with_columns(pl.col("prototype_id").min().over("_label").rank("dense").cast(pl.Int64).alias("_c"))
+    )
+    per_class = (
+        members.group_by("_c")
+        .agg(
+            pl.col("prototype_id").sort().alias("_members"),
+            pl.col("intent").unique().sort().alias("intents"),
+            pl.col("role_signature").explode().drop_nulls().unique().sort().alias("roles"),
+            pl.len().cast(pl.Int64).alias("n_prototypes"),
+            pl.col("_label").first().cast(pl.String).alias("_label"),
+        )
+        .with_columns(id_expr("class", "_members").alias("class_id"))
+    )
+    if fallback:  # the class *is* the archetype it was assigned to
+        arch = (
+            per_class.select("_c", "intents", pl.col("_label").alias("archetype"))
+            .join(_archetypes(), on="archetype", how="left")
+            .select("_c", "archetype", _jaccard(pl.col("intents"), pl.col("a_intents").fill_null([])).alias("archetype_overlap"))
+        )
+    else:
+        arch = _best_archetype(per_class, "_c", "intents")
+    # top two intents by member count, ties by intent name
+    top = (
+        members.group_by("_c", "intent")
+        .agg(pl.len().alias("_n"))
+        .sort(["_c", "_n", "intent"], descending=[False, True, False])
+        .group_by("_c", maintain_order=True)
+        .agg(pl.col("intent").head(2).str.join(" + ").alias("_top"))
+    )
+    label = pl.col("archetype").replace_strict(LABELS, default=pl.col("archetype"), return_dtype=pl.String)
+    named = (
+        per_class.join(arch, on="_c").join(top, on="_c")
+        .with_columns(_name(pl.col("_top"), label).alias("_base"))
+        # equal names get " (2)", " (3)", ... in cluster order; base names never end in " (n)"
+        .sort("_c")
+        .with_columns(pl.int_range(1, pl.len() + 1).over("_base").alias("_dup"))
+        .with_columns(
+            pl.when(pl.col("_dup") == 1).then(pl.col("_base"))
+            .otherwise(pl.concat_str(pl.col("_base"), pl.lit(" ("), pl.col("_dup").cast(pl.String), pl.lit(")")))
+            .alias("name"),
+            pl.lit("proposed").alias("status"),
+            pl.lit("archetype_fallback" if fallback else "agglomerative").alias("method"),
+        )
+    )
+    out_classes = conform(named.sort(["n_prototypes", "name"], descending=[True, False]), CLASSES).collect()
+    out_members = conform(
+        members.join(named.select("_c", "class_id"), on="_c").sort(["class_id", "prototype_id"]), MEMBERSHIPS
+    ).collect()
+    return out_classes, out_members
