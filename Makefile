@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	$(BIN)/python -m ipykernel install --sys-prefix --name qspace-frames --display-name "qspace-frames" >/dev/null
+	$(BIN)/qspace kernel
 	touch $(STAMP)
 
 run: $(STAMP)

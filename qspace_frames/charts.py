@@ -64,3 +64,119 @@ def fragments_per_document(fr: pl.DataFrame, inv: pl.DataFrame, top: int = TOP_N
         .sort(["fragments", "path"], descending=[True, False]).head(top)
     )
     return _bar(df, "fragments", "path", f"Fragments per document (top {top})")
+
+
+# ---- question space ---------------------------------------------------------------------------
+
+def intent_frequencies(aff: pl.DataFrame) -> alt.Chart:
+    df = aff.group_by("intent", "support").len("questions").sort("intent", "support")
+    return (
+        alt.Chart(df).mark_bar()
+        .encode(x=alt.X("questions:Q"), y=alt.Y("intent:N", sort="-x"), color=alt.Color("support:N", title="support"),
+                tooltip=["intent", "support", "questions"])
+        .properties(title="Questions by intent: direct (value extracted) vs partial (process cue)", width=WIDTH)
+    )
+
+
+def prototype_support(protos: pl.DataFrame, top: int = TOP_N) -> alt.Chart:
+    df = protos.sort(["n_fragments", "prototype_id"], descending=[True, False]).head(top).select("canonical_name", "n_fragments", "n_docs", "support")
+    return (
+        alt.Chart(df).mark_bar()
+        .encode(x=alt.X("n_fragments:Q", title="supporting fragments"), y=alt.Y("canonical_name:N", sort="-x", title=None),
+                color=alt.Color("support:N"), tooltip=["canonical_name", "n_fragments", "n_docs"])
+        .properties(title=f"Prototype support (top {top})", width=WIDTH)
+    )
+
+
+def _heat(df: pl.DataFrame, x: str, y: str, value: str, title: str) -> alt.Chart:
+    base = alt.Chart(df).encode(x=alt.X(f"{x}:N", title=x.replace("_", " ")), y=alt.Y(f"{y}:N", title=y.replace("_", " ")))
+    return (
+        base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme="blues")), tooltip=[x, y, value])
+        + base.mark_text(fontSize=9).encode(text=alt.Text(f"{value}:Q", format=".2~f"))
+    ).properties(title=title)
+
+
+def class_by_intent(classes: pl.DataFrame, memberships: pl.DataFrame) -> alt.Chart:
+    df = memberships.join(classes.select("class_id", "name"), on="class_id").group_by("name", "intent").len("prototypes").sort("name", "intent")
+    return _heat(df, "intent", "name", "prototypes", "Classes x intents (prototypes)")
+
+
+def class_by_role(classes: pl.DataFrame, memberships: pl.DataFrame, protos: pl.DataFrame) -> alt.Chart:
+    df = (
+        memberships.join(classes.select("class_id", "name"), on="class_id")
+        .join(protos.select("prototype_id", "role_signature"), on="prototype_id")
+        .explode("role_signature").drop_nulls("role_signature")
+        .group_by("name", pl.col("role_signature").alias("role")).len("prototypes").sort("name", "role")
+    )
+    return _heat(df, "role", "name", "prototypes", "Classes x evidence roles (prototypes)")
+
+
+def density_ranking(dens: pl.DataFrame, top: int = TOP_N) -> alt.Chart:
+    df = dens.sort("rank").head(top).select("canonical_name", "density", "importance", "support_norm", "risk_prior")
+    return (
+        alt.Chart(df).mark_bar()
+        .encode(x=alt.X("density:Q"), y=alt.Y("canonical_name:N", sort="-x", title=None),
+                tooltip=["canonical_name", alt.Tooltip("density:Q", format=".3f"), alt.Tooltip("importance:Q", format=".3f"),
+                         alt.Tooltip("support_norm:Q", format=".3f"), "risk_prior"])
+        .properties(title=f"Question density (top {top})", width=WIDTH)
+    )
+
+
+def _top_names(dens: pl.DataFrame, top: int) -> pl.DataFrame:
+    return dens.sort("rank").head(top).select("prototype_id", "canonical_name")
+
+
+def proximity_heatmap(prox: pl.DataFrame, dens: pl.DataFrame, top: int = 15) -> alt.Chart:
+    names = _top_names(dens, top)
+    both = (
+        prox.join(names.rename({"prototype_id": "prototype_a", "canonical_name": "a"}), on="prototype_a")
+        .join(names.rename({"prototype_id": "prototype_b", "canonical_name": "b"}), on="prototype_b")
+        .select("a", "b", "similarity")
+    )
+    df = pl.concat([both, both.select(pl.col("b").alias("a"), pl.col("a").alias("b"), "similarity")]).sort("a", "b")
+    return _heat(df, "a", "b", "similarity", f"Prototype proximity (top {top} by density)")
+
+
+def proximity_network(prox: pl.DataFrame, dens: pl.DataFrame, top: int = 25) -> alt.Chart:
+    """The proximity network among the densest prototypes, laid out by networkx (fixed seed)."""
+    import networkx as nx
+
+    names = _top_names(dens, top)
+    keep = set(names["prototype_id"])
+    edges = prox.filter(pl.col("in_network") & pl.col("prototype_a").is_in(keep) & pl.col("prototype_b").is_in(keep)).sort("prototype_a", "prototype_b")
+    g = nx.Graph()
+    g.add_nodes_from(sorted(keep))
+    g.add_weighted_edges_from(edges.select("prototype_a", "prototype_b", "similarity").rows())
+    pos = nx.spring_layout(g, seed=7, weight="weight")
+    nodes = names.with_columns(
+        pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][0]), 4), return_dtype=pl.Float64).alias("x"),
+        pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][1]), 4), return_dtype=pl.Float64).alias("y"),
+    ).join(dens.select("prototype_id", "density", "intent"), on="prototype_id")
+    xy = nodes.select("prototype_id", "x", "y")
+    segs = (
+        edges.join(xy.rename({"prototype_id": "prototype_a", "x": "x1", "y": "y1"}), on="prototype_a")
+        .join(xy.rename({"prototype_id": "prototype_b", "x": "x2", "y": "y2"}), on="prototype_b")
+        .select("x1", "y1", "x2", "y2", "similarity")
+    )
+    axis = dict(axis=None)
+    lines = alt.Chart(segs).mark_rule(opacity=0.4).encode(
+        x=alt.X("x1:Q", **axis), y=alt.Y("y1:Q", **axis), x2="x2:Q", y2="y2:Q", strokeWidth=alt.StrokeWidth("similarity:Q", legend=None))
+    points = alt.Chart(nodes).mark_circle().encode(
+        x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), size=alt.Size("density:Q"), color=alt.Color("intent:N"),
+        tooltip=["canonical_name", alt.Tooltip("density:Q", format=".3f")])
+    return (lines + points).properties(title=f"Proximity network (similarity >= threshold, top {top} prototypes)", width=WIDTH, height=WIDTH)
+
+
+def codemand_heatmap(cd: pl.DataFrame) -> alt.Chart:
+    df = pl.concat([cd.select("role_a", "role_b", "S"), cd.filter(pl.col("role_a") != pl.col("role_b")).select(pl.col("role_b").alias("role_a"), pl.col("role_a").alias("role_b"), "S")]).sort("role_a", "role_b")
+    return _heat(df, "role_a", "role_b", "S", "Evidence co-demand S(a, b)")
+
+
+def detector_quality(scores: pl.DataFrame) -> alt.Chart:
+    df = scores.unpivot(index=["intent", "set"], on=["precision", "recall"], variable_name="metric", value_name="value").sort("intent", "set", "metric")
+    return (
+        alt.Chart(df).mark_point(filled=True, size=60)
+        .encode(x=alt.X("value:Q", scale=alt.Scale(domain=[0.5, 1.0])), y=alt.Y("intent:N"), color="metric:N", shape="set:N",
+                tooltip=["intent", "set", "metric", alt.Tooltip("value:Q", format=".3f")])
+        .properties(title="Detector precision and recall on the labelled sets", width=WIDTH)
+    )

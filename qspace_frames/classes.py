@@ -14,6 +14,7 @@ from sklearn.cluster import AgglomerativeClustering
 
 from .ids import id_expr
 from .params import ClassParams
+from .exprs import jaccard
 from .schemas import conform
 
 CLASSES = {
@@ -55,11 +56,6 @@ def n_clusters(n_prototypes: int, p: ClassParams) -> int:
     return min(k, n_prototypes)
 
 
-def _jaccard(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    union = a.list.set_union(b).list.len()
-    return pl.when(union == 0).then(0.0).otherwise(a.list.set_intersection(b).list.len() / union)
-
-
 def _archetypes() -> pl.LazyFrame:
     return pl.LazyFrame(
         {"archetype": sorted(ARCHETYPES), "a_intents": [sorted(ARCHETYPES[a]) for a in sorted(ARCHETYPES)]},
@@ -72,7 +68,7 @@ def _best_archetype(df: pl.LazyFrame, key: str, intents: str) -> pl.LazyFrame:
     return (
         df.select(key, intents)
         .join(_archetypes(), how="cross")
-        .with_columns(_jaccard(pl.col(intents), pl.col("a_intents")).alias("archetype_overlap"))
+        .with_columns(jaccard(pl.col(intents), pl.col("a_intents")).alias("archetype_overlap"))
         .sort([key, "archetype_overlap", "archetype"], descending=[False, True, False])
         .group_by(key, maintain_order=True)
         .first()
@@ -167,7 +163,7 @@ def classes(prototypes: pl.LazyFrame, p: ClassParams) -> tuple[pl.DataFrame, pl.
         arch = (
             per_class.select("_c", "intents", pl.col("_label").alias("archetype"))
             .join(_archetypes(), on="archetype", how="left")
-            .select("_c", "archetype", _jaccard(pl.col("intents"), pl.col("a_intents").fill_null([])).alias("archetype_overlap"))
+            .select("_c", "archetype", jaccard(pl.col("intents"), pl.col("a_intents").fill_null([])).alias("archetype_overlap"))
         )
     else:
         arch = _best_archetype(per_class, "_c", "intents")

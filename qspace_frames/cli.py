@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
                        "repository shows the outputs of the default run and nbval compares against them.")
     n.add_argument("--only", nargs="*", help="only these notebooks (by number or stem)")
     n.set_defaults(func=lambda a: __import__("qspace_frames.runner", fromlist=["x"]).refresh_notebooks(find_project_root(), a.only))
+    k = sub.add_parser("kernel", help="register the project's Jupyter kernel in this environment",
+                       description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).")
+    k.set_defaults(func=lambda a: print(f"kernel registered: {__import__('qspace_frames.runner', fromlist=['x']).install_kernel()}") or 0)
     args = ap.parse_args(argv)
     return args.func(args)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from .params import DensityParams, DEFAULT_RISK_PRIOR
+from .exprs import exact_sum
 from .schemas import conform
 
 DENSITY = {
@@ -44,7 +45,7 @@ def density(prototypes: pl.LazyFrame, p: DensityParams) -> pl.LazyFrame:
     importance = p.w_risk * pl.col("risk_prior") + p.w_support * pl.col("support_norm") + p.w_doc * pl.col("document_norm")
     dens = p.d_support * pl.col("support_norm") + p.d_importance * pl.col("importance") + p.d_doc * pl.col("document_norm")
     # summing values in sorted order makes the total independent of row order (float addition is not associative)
-    total = pl.col("density").sort().sum()
+    total = exact_sum("density")
     p_q = pl.when(total > 0).then(pl.col("density") / total).otherwise(1.0 / pl.len())
     out = (
         prototypes.select("prototype_id", "intent", "canonical_name", "n_fragments", "n_docs")

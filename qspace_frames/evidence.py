@@ -15,6 +15,7 @@ import polars as pl
 
 from .ids import id_expr
 from .params import EvidenceParams
+from .exprs import exact_sum
 from .schemas import conform
 
 EVIDENCE = {
@@ -91,7 +92,7 @@ def codemand(prototypes: pl.LazyFrame, density: pl.LazyFrame) -> pl.LazyFrame:
         .group_by(pl.col("role").alias("role_a"), "role_b")
         .agg(
             # sum in sorted order so the total does not depend on row order
-            pl.col("p_q").sort().sum().alias("S"),
+            exact_sum("p_q").alias("S"),
             pl.col("prototype_id").n_unique().cast(pl.Int64).alias("n_prototypes"),
         )
         .filter(pl.col("S") > 0)

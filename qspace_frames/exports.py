@@ -15,10 +15,10 @@ def _flat(df: pl.DataFrame) -> pl.DataFrame:
     """CSV cannot hold lists or structs: lists become '; '-joined text, structs JSON."""
     out = []
     for name, dtype in df.schema.items():
-        if isinstance(dtype, pl.List):
+        if isinstance(dtype, pl.List) and not isinstance(dtype.inner, (pl.Struct, pl.List)):
             out.append(pl.col(name).cast(pl.List(pl.String)).list.join("; ").alias(name))
-        elif isinstance(dtype, pl.Struct):
-            out.append(pl.col(name).map_elements(lambda v: json.dumps(v, sort_keys=True), return_dtype=pl.String).alias(name))
+        elif isinstance(dtype, (pl.Struct, pl.List)):
+            out.append(pl.col(name).map_elements(lambda v: json.dumps(v, sort_keys=True, default=str), return_dtype=pl.String).alias(name))
         else:
             out.append(pl.col(name))
     return df.select(out)

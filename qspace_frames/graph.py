@@ -22,6 +22,7 @@ from __future__ import annotations
 import networkx as nx
 import polars as pl
 
+from .exprs import exact_sum
 from .schemas import conform
 
 GRAPH_NODES = {
@@ -105,7 +106,7 @@ def graph(
         .join(protos.select("prototype_id", "p_q"), on="prototype_id")
     )
     cls = classes.lazy().select("class_id", "name").join(
-        member.group_by("class_id").agg(pl.col("p_q").sort().sum().alias("_w")), on="class_id", how="left"
+        member.group_by("class_id").agg(exact_sum("p_q").alias("_w")), on="class_id", how="left"
     )
     near = (
         proximity.lazy().filter(pl.col("in_network"))
@@ -116,7 +117,7 @@ def graph(
     nodes = pl.concat([
         _nodes(protos, "prototype", "prototype_id", pl.col("canonical_name"), pl.col("p_q"), pl.col("_n") == 1),
         _nodes(frags, "fragment", "fragment_id", pl.col("fragment_id"), pl.lit(1.0)),
-        _nodes(roles.group_by("role").agg(pl.col("p_q").sort().sum()), "evidence_role", "role", pl.col("role"), pl.col("p_q")),
+        _nodes(roles.group_by("role").agg(exact_sum("p_q")), "evidence_role", "role", pl.col("role"), pl.col("p_q")),
         _nodes(cls, "class", "class_id", pl.col("name"), pl.col("_w").fill_null(0.0)),
         _nodes(frags.select("doc_id").unique(), "document", "doc_id", pl.col("doc_id"), pl.lit(1.0)),
     ]).sort(["node_type", "node_id"])

@@ -8,6 +8,7 @@ to `reports/<run>/stage_log.jsonl` so the runner can say what was reused.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from dataclasses import dataclass, field
@@ -20,12 +21,18 @@ from . import affordances as affordances_mod
 from . import classes as classes_mod
 from . import density as density_mod
 from . import evidence as evidence_mod
+from . import exprs as exprs_mod
 from . import fragments as fragments_mod
 from . import graph as graph_mod
 from . import inventory as inventory_mod
 from . import prototypes as prototypes_mod
 from . import proximity as proximity_mod
 from .ids import canonical_json, sha256_hex
+from . import loaders as loaders_mod
+from . import pages as pages_mod
+from . import ids as ids_mod
+from . import schemas as schemas_mod
+from . import tokens as tokens_mod
 from .pages import document_text, load_documents
 from .params import Params, load_params
 from .store import Artifact, Store, artifact_id
@@ -48,6 +55,14 @@ class Stage:
     inputs: tuple[str, ...]
     fn: Callable[..., dict[str, pl.DataFrame]]
     doc: str = ""
+    modules: tuple = ()  # the code the stage runs: its source is part of the artifact id
+
+    @property
+    def code_version(self) -> str:
+        """The declared version plus a hash of the stage's source, so an edited rule can never
+        be served a stale artifact computed by the old code."""
+        src = "".join(inspect.getsource(m) for m in self.modules)
+        return f"{self.version}:{sha256_hex(src)[:12]}"
 
 
 def _corpus_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -104,15 +119,15 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in [
-        Stage("corpus", "1", ("corpus",), (), _corpus_stage, "discovery, loading, inventory and pages"),
-        Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments"),
-        Stage("affordances", "1", ("affordances",), ("corpus", "fragments"), _affordances_stage, "answer affordances with verified spans"),
-        Stage("prototypes", "1", (), ("affordances",), _prototypes_stage, "question prototypes and fragment-question edges"),
-        Stage("classes", "1", ("classes",), ("prototypes",), _classes_stage, "proposed question classes"),
-        Stage("density", "1", ("density",), ("prototypes",), _density_stage, "question density"),
-        Stage("proximity", "1", ("proximity",), ("prototypes", "classes"), _proximity_stage, "prototype proximity"),
-        Stage("evidence", "1", ("evidence",), ("affordances", "prototypes", "density"), _evidence_stage, "evidence units and co-demand"),
-        Stage("graph", "1", (), ("prototypes", "classes", "proximity", "density"), _graph_stage, "the Qspace graph"),
+        Stage("corpus", "1", ("corpus",), (), _corpus_stage, "discovery, loading, inventory and pages", (inventory_mod, pages_mod, loaders_mod, ids_mod, schemas_mod)),
+        Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments", (fragments_mod, tokens_mod)),
+        Stage("affordances", "1", ("affordances",), ("corpus", "fragments"), _affordances_stage, "answer affordances with verified spans", (affordances_mod, fragments_mod)),
+        Stage("prototypes", "1", (), ("affordances",), _prototypes_stage, "question prototypes and fragment-question edges", (prototypes_mod, affordances_mod, exprs_mod)),
+        Stage("classes", "1", ("classes",), ("prototypes",), _classes_stage, "proposed question classes", (classes_mod, exprs_mod)),
+        Stage("density", "1", ("density",), ("prototypes",), _density_stage, "question density", (density_mod, exprs_mod)),
+        Stage("proximity", "1", ("proximity",), ("prototypes", "classes"), _proximity_stage, "prototype proximity", (proximity_mod, exprs_mod)),
+        Stage("evidence", "1", ("evidence",), ("affordances", "prototypes", "density"), _evidence_stage, "evidence units and co-demand", (evidence_mod, exprs_mod)),
+        Stage("graph", "1", (), ("prototypes", "classes", "proximity", "density"), _graph_stage, "the Qspace graph", (graph_mod, exprs_mod)),
     ]
 }
 
@@ -171,7 +186,7 @@ class Workbench:
             inputs = [f"files:{fp}"]
         else:
             inputs = [self.artifact(i).artifact_id for i in st.inputs]
-        return artifact_id(stage, st.version, self.params.section_hash(*st.sections), inputs)
+        return artifact_id(stage, st.code_version, self.params.section_hash(*st.sections), inputs)
 
     def artifact(self, stage: str) -> Artifact:
         if stage in self._arts:
@@ -184,7 +199,7 @@ class Workbench:
         if art is None:
             tables = st.fn(self)
             manifest = {
-                "version": st.version,
+                "version": st.code_version,
                 "params": {s: getattr(self.params, s).model_dump() for s in st.sections},
                 "inputs": {i: self.artifact(i).artifact_id for i in st.inputs},
             }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import DETECTORS
+from .exprs import exact_mean
 
 # The evidence role that *is* the answer of each intent; the other roles are the question's givens.
 ANSWER_ROLE = {
@@ -92,7 +93,7 @@ def prototypes(aff: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
             pl.len().cast(pl.Int64).alias("n_affordances"),
             (pl.col("support") == "direct").sum().cast(pl.Int64).alias("n_direct"),
             (pl.col("support") == "partial").sum().cast(pl.Int64).alias("n_partial"),
-            pl.col("confidence").mean().alias("mean_confidence"),
+            exact_mean("confidence").alias("mean_confidence"),
         )
         .with_columns(
             pl.col("fragment_ids").list.len().cast(pl.Int64).alias("n_fragments"),

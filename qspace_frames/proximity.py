@@ -9,6 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from .params import ProximityParams
+from .exprs import jaccard
 from .schemas import conform
 
 PROXIMITY = {
@@ -23,12 +24,6 @@ PROXIMITY = {
     "similarity": pl.Float64,
     "in_network": pl.Boolean,
 }
-
-def jaccard(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    """|a ∩ b| / |a ∪ b| of two list columns as sets; two empty sets score 0 (nothing shared)."""
-    union = a.list.set_union(b).list.len()
-    return pl.when(union == 0).then(0.0).otherwise(a.list.set_intersection(b).list.len() / union)
-
 
 def _side(prototypes: pl.LazyFrame, memberships: pl.LazyFrame) -> pl.LazyFrame:
     """One row per prototype with the sets the components compare."""

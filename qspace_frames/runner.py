@@ -149,3 +149,23 @@ def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout)
         scrub(nb)
         nbformat.write(nb, nb_path)
     return 0
+
+
+def install_kernel() -> Path:
+    """Register the project's Jupyter kernel inside the running environment (sys.prefix).
+
+    Same as `ipykernel install --sys-prefix`, plus a log level that keeps the kernel's routine
+    warnings (plain-TCP transport on localhost) out of every run's output.
+    """
+    import json as _json
+
+    d = Path(sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL
+    d.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"],
+        "display_name": "qspace-frames",
+        "language": "python",
+        "metadata": {"debugger": True},
+    }
+    (d / "kernel.json").write_text(_json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+    return d

@@ -10,7 +10,8 @@ from qspace_frames.density import DENSITY, DensityParams, density
 from qspace_frames.evidence import CODEMAND, EVIDENCE, codemand, evidence
 from qspace_frames.graph import EDGE_TYPES, GRAPH_EDGES, GRAPH_NODES, NODE_TYPES, graph, to_networkx
 from qspace_frames.ids import content_id
-from qspace_frames.proximity import PROXIMITY, ProximityParams, jaccard, proximity
+from qspace_frames.exprs import jaccard
+from qspace_frames.proximity import PROXIMITY, ProximityParams, proximity
 from qspace_frames.schemas import check
 
 PROTOTYPE_SCHEMA = {
