@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from .ids import canonical_json, sha256_hex
 from .params import load_params
 
 KERNEL = "qspace-frames"
@@ -72,11 +73,53 @@ def write_index(run_dir: Path, run_name: str, pages: list[Path]) -> Path:
     return out
 
 
-def summarize_log(run_dir: Path, notebook: str) -> tuple[int, int]:
+def stage_log(run_dir: Path) -> list[dict]:
     path = run_dir / "stage_log.jsonl"
-    entries = [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
-    mine = {(e["stage"], e["artifact_id"]): e["action"] for e in entries if e.get("notebook") == notebook}
-    return sum(a == "reused" for a in mine.values()), sum(a == "computed" for a in mine.values())
+    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+
+
+def summarize_log(entries: list[dict], notebook: str | None = None) -> tuple[int, int]:
+    """(reused, computed) distinct artifacts; one computed anywhere in the run counts as computed."""
+    acts: dict[tuple, set] = {}
+    for e in entries:
+        if notebook is None or e.get("notebook") == notebook:
+            acts.setdefault((e["stage"], e["artifact_id"]), set()).add(e["action"])
+    computed = sum("computed" in a for a in acts.values())
+    return len(acts) - computed, computed
+
+
+def code_hash() -> str:
+    """Hash of the package's source: a notebook run with other code is not the same run."""
+    pkg = Path(__file__).parent
+    return sha256_hex("".join(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(pkg.glob("*.py"))))
+
+
+def _notebook_key(nb: Path, base: str, previous: str) -> str:
+    return sha256_hex(canonical_json({"notebook": sha256_hex(nb.read_bytes()), "base": base, "previous": previous}))
+
+
+def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None) -> str:
+    """What every notebook of the run depends on: parameters, the corpus's bytes, the code."""
+    from .pipeline import Workbench
+
+    try:
+        wb = Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root)
+        fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows()))
+    except FileNotFoundError:  # no corpus: the notebooks will say so themselves
+        fp = None
+    return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "code": code_hash(), "run": run_name}))
+
+
+def _artifacts_present(root: Path, params, entry: dict) -> bool:
+    store = Path(params.store.root)
+    store = store if store.is_absolute() else root / store
+    return all((store / a / "manifest.json").is_file() for a in entry.get("artifacts", []))
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: list[str] | None = None,
@@ -85,18 +128,26 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
-    load_params(root / params_file if not Path(params_file).is_absolute() else Path(params_file))  # fail before any work
+    params = load_params(root / params_file if not Path(params_file).is_absolute() else Path(params_file))  # fail before any work
     run_dir = root / "reports" / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
     kernel = _kernel_name()
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
-    total_reused = total_computed = 0
-    executed = []
+    base = _run_base(root, params_file, params, run_name, corpus)
+    keys_path = run_dir / "notebook_keys.json"
+    keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
+    executed, previous = [], ""
     for i, nb in enumerate(nbs, 1):
         target = run_dir / nb.name
         t0 = time.perf_counter()
+        key = _notebook_key(nb, base, previous)
+        previous = key
         print(f"[{i}/{len(nbs)}] {nb.stem} ...", file=out, flush=True)
+        if keys.get(nb.stem, {}).get("key") == key and target.is_file() and _artifacts_present(root, params, keys[nb.stem]):
+            executed.append(target)
+            print("      unchanged (same notebook, inputs, parameters and code): kept the executed copy", file=out, flush=True)
+            continue
         try:
             pm.execute_notebook(
                 str(nb), str(target), kernel_name=kernel, language="python", cwd=str(root), progress_bar=False, log_output=False,
@@ -108,19 +159,24 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
             print(f"FAILED: notebook {nb.name}, cell [{e.exec_count}] {first[0][:60] if first else ''!r}: "
                   f"{e.ename}: {e.evalue}", file=out, flush=True)
             print(f"  executed copy with the traceback: {target}", file=out)
+            keys.pop(nb.stem, None)
+            _write_json(keys_path, keys)
             return 1
         except Exception as e:  # kernel died, notebook unreadable, ...
             print(f"FAILED: notebook {nb.name}: {type(e).__name__}: {e}", file=out, flush=True)
             return 1
-        reused, computed = summarize_log(run_dir, nb.stem)
-        total_reused += reused
-        total_computed += computed
+        log = stage_log(run_dir)
+        reused, computed = summarize_log(log, nb.stem)
         to_html(target)
         executed.append(target)
+        keys[nb.stem] = {"key": key, "artifacts": sorted({f"{e['stage']}/{e['artifact_id']}" for e in log if e.get("notebook") == nb.stem})}
+        _write_json(keys_path, keys)
         print(f"      done in {time.perf_counter() - t0:.1f}s: {reused} artifact(s) reused, {computed} computed", file=out, flush=True)
+    total_reused, total_computed = summarize_log(stage_log(run_dir))
     index = write_index(run_dir, run_name, executed)
     if total_computed == 0:
-        print(f"Nothing recomputed: all {total_reused} artifact(s) came from the store.", file=out)
+        how = f"{total_reused} artifact(s) read from the store" if total_reused else "every notebook unchanged, executed copies kept"
+        print(f"Nothing recomputed: {how}.", file=out)
     else:
         print(f"{total_computed} artifact(s) computed, {total_reused} reused.", file=out)
     print(f"Report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)

@@ -60,3 +60,19 @@ def test_help_documents_run():
     assert out.returncode == 0
     for flag in ("--corpus", "--params", "--name"):
         assert flag in out.stdout
+
+
+def test_second_run_keeps_unchanged_notebooks_and_reruns_edited_ones(tmp_path, root):
+    proj = mini_project(tmp_path, root, [["print('one')"], ["print('two')"]])
+    assert run(proj, "params/default.yaml", "again", None, out=io.StringIO()) == 0
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "again", None, out=out) == 0
+    assert out.getvalue().count("unchanged (same notebook, inputs, parameters and code)") == 2
+    nb = nbformat.read(proj / "notebooks" / "01_step.ipynb", as_version=4)
+    nb.cells[1].source = "print('one, edited')"
+    nbformat.write(nb, proj / "notebooks" / "01_step.ipynb")
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "again", None, out=out) == 0
+    # the edited notebook and every one after it run again
+    assert out.getvalue().count("unchanged") == 0
+    assert "one, edited" in (proj / "reports" / "again" / "01_step.ipynb").read_text()
