@@ -137,7 +137,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     base = _run_base(root, params_file, params, run_name, corpus)
     keys_path = run_dir / "notebook_keys.json"
     keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
-    executed, previous = [], ""
+    executed, previous, n_kept = [], "", 0
     for i, nb in enumerate(nbs, 1):
         target = run_dir / nb.name
         t0 = time.perf_counter()
@@ -146,6 +146,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
         print(f"[{i}/{len(nbs)}] {nb.stem} ...", file=out, flush=True)
         if keys.get(nb.stem, {}).get("key") == key and target.is_file() and _artifacts_present(root, params, keys[nb.stem]):
             executed.append(target)
+            n_kept += 1
             print("      unchanged (same notebook, inputs, parameters and code): kept the executed copy", file=out, flush=True)
             continue
         try:
@@ -175,8 +176,8 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     total_reused, total_computed = summarize_log(stage_log(run_dir))
     index = write_index(run_dir, run_name, executed)
     if total_computed == 0:
-        how = f"{total_reused} artifact(s) read from the store" if total_reused else "every notebook unchanged, executed copies kept"
-        print(f"Nothing recomputed: {how}.", file=out)
+        kept = f"; {n_kept} unchanged notebook(s) kept" if n_kept else ""
+        print(f"Nothing recomputed: {total_reused} artifact(s) read from the store{kept}.", file=out)
     else:
         print(f"{total_computed} artifact(s) computed, {total_reused} reused.", file=out)
     print(f"Report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)
