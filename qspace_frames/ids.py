@@ -38,16 +38,54 @@ def ids_for_rows(prefix: str, rows: Iterable[tuple]) -> list[str]:
     return [content_id(prefix, list(r)) for r in rows]
 
 
-def id_expr(prefix: str, *cols: str) -> pl.Expr:
-    """Vectorised-by-batch content id over the named columns (hashlib over each row's values).
+def _json_text(e: pl.Expr, dtype: pl.DataType, control: bool = True) -> pl.Expr:
+    """An expression's values as canonical JSON text, built in Polars (the bytes `canonical_json` gives)."""
+    if isinstance(dtype, pl.List):
+        items = e.list.eval(_json_text(pl.element(), dtype.inner, control)).list.join(",")
+        out = pl.lit("[") + items + pl.lit("]")
+    elif dtype == pl.String:
+        esc = e.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
+        for ch, rep in _CONTROL if control else ():
+            esc = esc.str.replace_all(ch, rep, literal=True)
+        out = pl.lit('"') + esc + pl.lit('"')
+    elif dtype.is_integer():
+        out = e.cast(pl.String)
+    elif dtype == pl.Boolean:
+        out = pl.when(e).then(pl.lit("true")).otherwise(pl.lit("false"))
+    else:
+        raise TypeError(f"id_expr: cannot hash values of type {dtype}; hash text, integers, booleans or lists of them")
+    return pl.when(e.is_null()).then(pl.lit("null")).otherwise(out)
 
-    A Python UDF is unavoidable here (Polars has no SHA-256 expression); it runs once per
-    batch over whole columns.
+
+# json.dumps escapes these control characters so; everything else is kept as is (ensure_ascii=False)
+_CONTROL = [("\b", "\\b"), ("\f", "\\f"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")] + [
+    (chr(i), f"\\u{i:04x}") for i in range(32) if chr(i) not in "\b\f\n\r\t"
+]
+
+
+def id_expr(prefix: str, *cols: str, schema: dict | None = None) -> pl.Expr:
+    """Content id over the named columns, equal to `content_id(prefix, [values...])`.
+
+    The canonical JSON is assembled by Polars string expressions; only the SHA-256 is a Python
+    call, once per batch over the whole column (Polars has no SHA-256 expression).
     """
 
+    def _hash(s: pl.Series) -> pl.Series:
+        h = hashlib.sha256
+        return pl.Series([f"{prefix}_{h(t.encode('utf-8')).hexdigest()[:ID_HEX]}" for t in s.to_list()], dtype=pl.String)
+
     def _batch(s: pl.Series) -> pl.Series:
-        rows = zip(*(s.struct.field(c).to_list() for c in cols))
-        return pl.Series(ids_for_rows(prefix, rows), dtype=pl.String)
+        df = s.struct.unnest()
+        # escaping control characters is costly and rarely needed: only when the batch has any
+        def has_control(col: pl.Series) -> bool:
+            if isinstance(col.dtype, pl.List):
+                return has_control(col.explode())
+            return col.dtype == pl.String and bool(col.str.contains(r"[\x00-\x1f]").any())
+
+        control = any(has_control(df[c]) for c in cols)
+        parts = [_json_text(pl.col(c), df.schema[c], control) for c in cols]
+        text = df.select(pl.concat_str([pl.lit("["), pl.concat_str(parts, separator=","), pl.lit("]")]))
+        return _hash(text.to_series())
 
     return pl.struct(cols).map_batches(_batch, return_dtype=pl.String)
 

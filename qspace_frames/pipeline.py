@@ -18,6 +18,11 @@ from typing import Callable
 import polars as pl
 
 from . import affordances as affordances_mod
+from . import baselines as baselines_mod
+from . import evaluation as evaluation_mod
+from . import retrieval as retrieval_mod
+from . import simulation as simulation_mod
+from . import trees as trees_mod
 from . import classes as classes_mod
 from . import density as density_mod
 from . import evidence as evidence_mod
@@ -116,6 +121,42 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     return {"graph_nodes": nodes, "graph_edges": edges}
 
 
+def _trees_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    # read once: every level of the tree builder joins them again
+    r = {k: wb.read(*k.split("/")).lazy() for k in ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes",
+                                                    "density", "classes/memberships", "classes", "evidence/codemand")}
+    nodes = trees_mod.tree_nodes(*r.values(), wb.params.trees).collect()
+    scores = trees_mod.tree_scores(nodes.lazy(), r["evidence"], r["prototypes/fragment_question_edges"], r["prototypes"],
+                                   r["density"], r["fragments"], wb.params.trees).collect()
+    return {"tree_nodes": nodes, "tree_scores": scores}
+
+
+def _simulation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    sims = simulation_mod.simulate(wb.read("affordances").lazy(), wb.read("trees", "tree_nodes").lazy(), wb.read("trees", "tree_scores").lazy())
+    return {"simulations": sims.collect()}
+
+
+def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    p = wb.params.evaluation
+    inv = wb.read("corpus", "inventory")
+    docs = document_text(wb.scan("corpus", "pages")).collect()
+    if wb.gold_file:
+        gold = evaluation_mod.read_gold(wb.gold_file)
+    else:  # silver questions from validated affordances
+        gold = evaluation_mod.silver_gold(wb.read("affordances"), inv, max_per_intent=p.silver_max_per_intent)
+    resolved = evaluation_mod.resolve_gold(gold, inv, docs)
+    fr = wb.read("fragments")
+    runs = [
+        baselines_mod.run_baselines(resolved, docs, fr, p),
+        retrieval_mod.qspace(resolved, fr.lazy(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+                             wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances),
+    ]
+    retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
+    pq = evaluation_mod.per_query(retrievals, resolved, p)
+    return {"gold": resolved, "retrievals": retrievals, "per_query": pq,
+            "metrics": evaluation_mod.metrics(retrievals, resolved, p, per_query_frame=pq)}
+
+
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in [
@@ -128,6 +169,11 @@ STAGES: dict[str, Stage] = {
         Stage("proximity", "1", ("proximity",), ("prototypes", "classes"), _proximity_stage, "prototype proximity", (proximity_mod, exprs_mod)),
         Stage("evidence", "1", ("evidence",), ("affordances", "prototypes", "density"), _evidence_stage, "evidence units and co-demand", (evidence_mod, exprs_mod)),
         Stage("graph", "1", (), ("prototypes", "classes", "proximity", "density"), _graph_stage, "the Qspace graph", (graph_mod, exprs_mod)),
+        Stage("trees", "1", ("trees",), ("fragments", "evidence", "prototypes", "density", "classes"), _trees_stage,
+              "candidate retrieval trees and J(T)", (trees_mod, tokens_mod)),
+        Stage("simulation", "1", (), ("affordances", "trees"), _simulation_stage, "traversal simulation", (simulation_mod, trees_mod)),
+        Stage("evaluation", "1", ("evaluation",), ("corpus", "fragments", "affordances", "prototypes", "evidence", "density", "trees"),
+              _evaluation_stage, "measured evaluation of every strategy", (evaluation_mod, baselines_mod, retrieval_mod, tokens_mod)),
     ]
 }
 
@@ -143,6 +189,7 @@ class Workbench:
     workers: int = 1
     notebook: str = ""
     reports_dir: Path | None = None  # default: <project>/reports
+    gold: str | None = None  # a gold-question JSONL file; default: silver questions from the affordances
     params: Params = field(init=False)
     _arts: dict[str, Artifact] = field(default_factory=dict, init=False)
     _files: pl.DataFrame | None = field(default=None, init=False)
@@ -179,8 +226,19 @@ class Workbench:
             self._files = inventory_mod.discover(self.corpus, self.params.corpus)
         return self._files
 
+    @property
+    def gold_file(self) -> Path | None:
+        if not self.gold:
+            return None
+        g = Path(self.gold)
+        return g if g.is_absolute() else self.root / g
+
     def artifact_id(self, stage: str) -> str:
         st = STAGES[stage]
+        if stage == "evaluation":  # the gold questions are an input too
+            gold = sha256_hex(self.gold_file.read_bytes()) if self.gold_file else "silver"
+            inputs = [self.artifact(i).artifact_id for i in st.inputs] + [f"gold:{gold}"]
+            return artifact_id(stage, st.code_version, self.params.section_hash(*st.sections), inputs)
         if stage == "corpus":  # the source stage: its input is the fingerprint of the files
             fp = sha256_hex(canonical_json(self.files().select("path", "bytes", "sha256", "discover_error").rows()))
             inputs = [f"files:{fp}"]

@@ -17,8 +17,11 @@ def encoding(name: str) -> tiktoken.Encoding:
 
 
 def count_tokens(texts: list[str], name: str) -> list[int]:
+    """Exact token counts; each distinct text is encoded once (trees repeat the same spans)."""
     enc = encoding(name)
-    return [len(t) for t in enc.encode_ordinary_batch(texts, num_threads=2)]
+    distinct = list(dict.fromkeys(texts))
+    counts = dict(zip(distinct, (len(t) for t in enc.encode_ordinary_batch(distinct, num_threads=2))))
+    return [counts[t] for t in texts]
 
 
 def n_tokens_expr(col: str, name: str) -> pl.Expr:

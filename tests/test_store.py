@@ -42,3 +42,19 @@ def test_interrupted_write_leaves_no_artifact(tmp_path):
     assert st.artifacts("s") == []
     st.put("s", "art_3", {"s": pl.DataFrame({"a": [1]})}, {})
     assert not tmp.exists()  # swept: its pid is gone
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from qspace_frames.ids import id_expr  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.none() | st.text(max_size=20), st.none() | st.integers(-10**12, 10**12),
+                          st.none() | st.lists(st.text(max_size=8), max_size=3)), min_size=1, max_size=20))
+def test_vectorised_ids_equal_content_ids(rows):
+    """id_expr builds canonical JSON in Polars: it must hash exactly what content_id hashes."""
+    df = pl.DataFrame(rows, schema={"a": pl.String, "b": pl.Int64, "c": pl.List(pl.String)}, orient="row")
+    got = df.select(id_expr("x", "a", "b", "c")).to_series().to_list()
+    assert got == [content_id("x", list(r)) for r in df.rows()]

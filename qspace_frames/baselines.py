@@ -1,0 +1,291 @@
+"""Baseline retrieval strategies, run for real (DESIGN.md section 9).
+
+Each strategy takes resolved gold questions (see `evaluation.resolve_gold`; only status "ok"
+rows are served), searches only the question's own document (document-scoped retrieval, as
+ContractNLI defines the task) and returns a `retrievals` frame (schema
+`evaluation.RETRIEVALS`): one row per unit it loaded, in its own order, stopping after the
+unit whose exact token count crosses `max_tokens`. Nothing is handed the gold span.
+
+- `bm25_chunks`: fixed token-window chunks ranked by BM25 of the question's terms.
+- `source_order`: the document's fragments read from the top.
+- `heading_tree`: sections visited best-first by keyword overlap with their heading path,
+  each section's own fragments read in order, unsectioned fragments last.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
+from .exprs import exact_sum
+from .schemas import conform
+from .tokens import count_tokens, encoding
+
+# Function words that carry no topic; kept small on purpose (no domain words: "shall",
+# "party" and "agreement" are down-weighted by IDF, not removed by fiat).
+STOP_WORDS = (
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "for",
+    "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it",
+    "its", "no", "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "was", "we", "were", "what",
+    "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+)
+
+CHUNK = {
+    "doc_id": pl.String,
+    "chunk": pl.Int64,        # 0.. in document order
+    "char_start": pl.Int64,
+    "char_end": pl.Int64,
+    "text": pl.String,        # == doc_text[char_start:char_end]
+    "n_tokens": pl.Int64,     # exact token count of text, <= chunk_tokens
+}
+
+
+# A light suffix stripper, the same for every strategy: "discloses", "disclosed", "disclosing" and
+# "disclosure" all become "disclos", so a question and its evidence meet on the word, not the form.
+STEM = r"^(\p{L}{3,}?)(?:ies|ings?|ed|es|s|ures?|ions?|ments?|ly|e)$"
+
+
+def stem_expr(e: pl.Expr) -> pl.Expr:
+    return e.str.replace(r"ies$", "y").str.replace(STEM, "$1")
+
+
+def terms_expr(col: str) -> pl.Expr:
+    """Lower-case runs of letters and digits, minus STOP_WORDS, stemmed (a list column, in text order)."""
+    return (
+        pl.col(col).fill_null("").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+")
+        .list.eval(stem_expr(pl.element().filter(~pl.element().is_in(list(STOP_WORDS)))))
+    )
+
+
+def _queries(gold: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """The questions to serve: resolved gold with status "ok"."""
+    g = _lazy(gold)
+    names = g.collect_schema().names()
+    if "doc_id" not in names:
+        raise ValueError("strategies need resolved gold (evaluation.resolve_gold adds doc_id and status)")
+    if "status" in names:
+        g = g.filter(pl.col("status") == "ok")
+    return g.select(pl.col("id").alias("query_id"), "doc_id", "question")
+
+
+def _load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: EvalParams) -> pl.DataFrame:
+    """Rank the units of each query in frame order and stop after the unit crossing max_tokens.
+
+    `ordered` must be sorted by query_id and then the strategy's own order; `nodes` computes
+    nodes_visited and may use the column `rank`.
+    """
+    before = (pl.col("n_tokens").cum_sum() - pl.col("n_tokens")).over("query_id")
+    out = (
+        ordered.with_columns(
+            pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id").alias("rank"),
+            before.alias("_before"),
+            pl.lit(strategy).alias("strategy"),
+        )
+        .filter(pl.col("_before") < p.max_tokens)
+        .with_columns(nodes.alias("nodes_visited"))
+        .sort(["query_id", "rank"])
+    )
+    return conform(out, RETRIEVALS).collect()
+
+
+# ---- fixed token chunks -------------------------------------------------------------------------
+
+
+def _window_bounds(text: str, ids: list[int], size: int, enc) -> list[int]:
+    """Character offsets that cut text after every `size` tokens.
+
+    A token window ends at a byte offset; one that falls inside a multi-byte character moves
+    back to the start of that character (the rest of it opens the next chunk).
+    """
+    data = text.encode("utf-8")
+    bounds, byte_end, cut_prev, char_pos = [0], 0, 0, 0
+    for i in range(size, len(ids), size):
+        byte_end += len(enc.decode_bytes(ids[i - size:i]))
+        cut = byte_end
+        while cut > cut_prev and cut < len(data) and (data[cut] & 0xC0) == 0x80:  # a continuation byte
+            cut -= 1
+        char_pos += len(data[cut_prev:cut].decode("utf-8"))
+        cut_prev = cut
+        if char_pos > bounds[-1]:
+            bounds.append(char_pos)
+    if len(text) > bounds[-1]:
+        bounds.append(len(text))
+    return bounds
+
+
+def chunk_bounds(texts: list[str], size: int, name: str) -> list[list[int]]:
+    """Per text, the cut points (0, ..., len) of consecutive chunks of at most `size` tokens.
+
+    The whole text is encoded once and cut every `size` tokens. Encoding a chunk on its own can
+    give a different count at its edges (tokenisation is not cut-invariant), so every chunk is
+    re-encoded, and one that came out over `size` is cut again at its own `size`-token prefix,
+    leaving the rest as an extra small chunk. Chunks cover the text with no gap and no overlap.
+    """
+    enc = encoding(name)
+    all_ids = enc.encode_ordinary_batch(texts, num_threads=2)
+    out = []
+    for text, ids in zip(texts, all_ids):
+        bounds = _window_bounds(text, ids, size, enc) if text else [0]
+        while True:
+            pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+            over = [i for i, n in enumerate(count_tokens(pieces, name)) if n > size]
+            if not over:
+                break
+            cuts = prefix_chars([pieces[i] for i in over], [size] * len(over), name)
+            extra = [bounds[i] + c for i, c in zip(over, cuts) if 0 < c < len(pieces[i])]
+            if not extra:  # cannot happen for size >= 1 (a character is at most 4 tokens); never loop
+                break
+            bounds = sorted(set(bounds) | set(extra))
+        out.append(bounds)
+    return out
+
+
+def chunks(docs: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
+    """Every document cut into consecutive chunks of at most `chunk_tokens` tokens (schema CHUNK)."""
+    d = _lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
+    texts = d["doc_text"].fill_null("").to_list()
+    bounds = chunk_bounds(texts, p.chunk_tokens, p.encoding)
+    starts = pl.Series("char_start", [b[:-1] for b in bounds], dtype=pl.List(pl.Int64))
+    ends = pl.Series("char_end", [b[1:] for b in bounds], dtype=pl.List(pl.Int64))
+    out = (
+        d.with_columns(starts, ends)
+        .explode(["char_start", "char_end"])
+        .drop_nulls("char_start")
+        .with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).over("doc_id").alias("chunk"))
+        .with_columns(pl.col("doc_text").str.slice(pl.col("char_start"), pl.col("char_end") - pl.col("char_start")).alias("text"))
+    )
+    out = out.with_columns(pl.Series("n_tokens", count_tokens(out["text"].to_list(), p.encoding), dtype=pl.Int64))
+    return conform(out, CHUNK).sort(["doc_id", "chunk"])
+
+
+def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.LazyFrame:
+    """BM25 score of every unit of each query's document (query_id, doc_id, chunk, score).
+
+    `units` (doc_id, chunk, text) are all the chunks of the corpus: document frequencies,
+    the unit count N and the mean unit length come from all of them, so IDF reflects the corpus,
+    while a query is scored only against its own document's units. Query terms count once each.
+    IDF = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative). Unmatched units score 0.
+    """
+    unit_terms = units.select("doc_id", "chunk", terms_expr("text").alias("term"))
+    lengths = unit_terms.select("doc_id", "chunk", pl.col("term").list.len().cast(pl.Int64).alias("dl"))
+    tf = unit_terms.explode("term").drop_nulls("term").group_by(["doc_id", "chunk", "term"]).agg(pl.len().cast(pl.Int64).alias("tf"))
+    stats = lengths.select(pl.len().cast(pl.Float64).alias("_n"), pl.col("dl").cast(pl.Float64).mean().alias("_avgdl"))
+    idf = (
+        tf.group_by("term").agg(pl.len().cast(pl.Float64).alias("df")).join(stats, how="cross")
+        .select("term", (1 + (pl.col("_n") - pl.col("df") + 0.5) / (pl.col("df") + 0.5)).log().alias("idf"))
+    )
+    k1, b = p.bm25_k1, p.bm25_b
+    norm = k1 * (1 - b + b * pl.col("dl") / pl.max_horizontal(pl.col("_avgdl"), pl.lit(1e-9)))
+    part = pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + norm)
+    q_terms = queries.select("query_id", "doc_id", terms_expr("question").list.unique().alias("term")).explode("term").drop_nulls("term")
+    matched = (
+        q_terms.join(tf, on=["doc_id", "term"]).join(idf, on="term").join(lengths, on=["doc_id", "chunk"])
+        .join(stats, how="cross").with_columns(part.alias("_part"))
+        .group_by(["query_id", "chunk"]).agg(exact_sum("_part").alias("score"))
+    )
+    return (
+        queries.select("query_id", "doc_id").join(units.select("doc_id", "chunk"), on="doc_id")
+        .join(matched, on=["query_id", "chunk"], how="left")
+        .with_columns(pl.col("score").fill_null(0.0))
+    )
+
+
+def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame,
+                p: EvalParams = EvalParams()) -> pl.DataFrame:
+    """Fixed `chunk_tokens` chunks of the question's document, best BM25 first (ties: chunk order).
+
+    IDF is computed over all chunks of all documents in `docs`. Each chunk is one node examined:
+    nodes_visited = rank, path_length = 1 (a flat list).
+    """
+    q = _queries(gold)
+    ch = chunks(docs, p).lazy()
+    ordered = (
+        bm25_scores(q, ch, p)
+        .join(ch, on=["doc_id", "chunk"])
+        .with_columns(pl.lit(None, dtype=pl.String).alias("fragment_id"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
+        .sort(["query_id", "score", "chunk"], descending=[False, True, False])
+    )
+    return _load_in_order(ordered, "bm25_chunks", pl.col("rank"), p)
+
+
+# ---- fragment strategies ------------------------------------------------------------------------
+
+
+def _content(fragments: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """Loadable fragments: everything but section headings."""
+    return _lazy(fragments).filter(pl.col("kind") != "section").select(
+        "doc_id", "fragment_id", "parent_id", "heading_path", "char_start", "char_end", "text", "n_tokens"
+    )
+
+
+def source_order(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame,
+                 p: EvalParams = EvalParams()) -> pl.DataFrame:
+    """The document's non-section fragments from the top: nodes_visited = rank, path_length = 1."""
+    ordered = (
+        _queries(gold).select("query_id", "doc_id").join(_content(fragments), on="doc_id")
+        .with_columns(pl.lit(1, dtype=pl.Int64).alias("path_length"))
+        .sort(["query_id", "char_start", "char_end", "fragment_id"])
+    )
+    return _load_in_order(ordered, "source_order", pl.col("rank"), p)
+
+
+def section_visits(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """The order in which `heading_tree` visits each document's sections, per query.
+
+    A section's score is the number of distinct question terms found in its heading path
+    (which ends with its own title). Best first; ties in source order.
+    Columns: query_id, section_id, score, sec_start, sec_rank (1..), n_sections.
+    """
+    title = pl.col("text").str.replace(r"^#{1,6}\s+", "")
+    secs = (
+        _lazy(fragments).filter(pl.col("kind") == "section")
+        .with_columns(pl.concat_list([pl.col("heading_path"), title]).list.join(" ").alias("_heading"))
+        .select("doc_id", pl.col("fragment_id").alias("section_id"), pl.col("char_start").alias("sec_start"),
+                terms_expr("_heading").list.unique().alias("_sterms"))
+    )
+    return (
+        _queries(gold).with_columns(terms_expr("question").list.unique().alias("_qterms"))
+        .join(secs, on="doc_id")
+        .with_columns(pl.col("_qterms").list.set_intersection(pl.col("_sterms")).list.len().cast(pl.Int64).alias("score"))
+        .sort(["query_id", "score", "sec_start", "section_id"], descending=[False, True, False, False])
+        .with_columns(
+            pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id").alias("sec_rank"),
+            pl.len().cast(pl.Int64).over("query_id").alias("n_sections"),
+        )
+        .select("query_id", "section_id", "score", "sec_start", "sec_rank", "n_sections")
+    )
+
+
+def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame,
+                 p: EvalParams = EvalParams()) -> pl.DataFrame:
+    """Navigate the heading hierarchy: best-matching section first, its own fragments in order.
+
+    Sections are visited in `section_visits` order; visiting one examines its heading (one
+    node, even when it has no fragments of its own) and loads the fragments whose parent is
+    that section, in source order. Fragments under no section come last, in source order, after
+    every heading was examined. nodes_visited = headings examined + fragments loaded so far;
+    path_length = depth of the unit's section in the tree (length of its heading path) + 1.
+    """
+    visits = section_visits(gold, fragments)
+    n_sections = visits.group_by("query_id").agg(pl.col("n_sections").first())
+    q = _queries(gold).select("query_id", "doc_id")
+    ordered = (
+        q.join(_content(fragments), on="doc_id")
+        .join(visits.select("query_id", pl.col("section_id").alias("parent_id"), "sec_rank"), on=["query_id", "parent_id"], how="left")
+        .join(n_sections, on="query_id", how="left")
+        .with_columns(
+            pl.col("n_sections").fill_null(0),
+            (pl.col("heading_path").list.len().cast(pl.Int64) + 1).alias("path_length"),
+        )
+        .sort(["query_id", "sec_rank", "char_start", "char_end", "fragment_id"], nulls_last=True)
+    )
+    headings_seen = pl.coalesce(pl.col("sec_rank"), pl.col("n_sections"))
+    return _load_in_order(ordered, "heading_tree", headings_seen + pl.col("rank"), p)
+
+
+def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame,
+                  fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
+    """All three baselines on the same questions, one retrievals frame (strategy, query, rank order)."""
+    parts = [bm25_chunks(gold, docs, p), source_order(gold, fragments, p), heading_tree(gold, fragments, p)]
+    return pl.concat(parts).sort(["strategy", "query_id", "rank"])
+

@@ -1,0 +1,89 @@
+"""The Qspace retrieval strategy: question -> prototypes -> fragments -> selected tree -> evidence leaves.
+
+1. The question is read by the same detector cues that built the question space: the intents
+   it asks about select candidate prototypes.
+2. Fragments of the question's document are ranked by BM25 of the question over the fragment
+   (heading path included); fragments that answer a candidate prototype gain its density.
+3. Within a fragment the reader follows the fragment's selected tree to its evidence leaves,
+   then reads the fragment's other sentences. What it loads is a sentence, never the whole
+   fragment: a unit's score is its own BM25 plus its fragment's, plus the prototype boost when
+   the sentence holds a leaf of a candidate prototype.
+
+Units are loaded best-first until max_tokens; nodes_visited counts each fragment entered, each
+tree node walked to reach a leaf, and each sentence read.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .affordances import DETECTORS, sentences
+from .baselines import _load_in_order, _queries, bm25_scores
+from .exprs import exact_sum
+from .params import AffordanceParams, EvalParams
+from .tokens import n_tokens_expr
+
+STRATEGY = "qspace"
+
+
+def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
+    """(query_id, intent) for every detector whose cue the question itself carries."""
+    return pl.concat([
+        queries.filter(pl.col("question").str.contains(d.cue)).select("query_id", pl.lit(d.intent).alias("intent"))
+        for d in DETECTORS
+    ])
+
+
+def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl.LazyFrame, density: pl.LazyFrame,
+           nodes: pl.LazyFrame, scores: pl.LazyFrame, p: EvalParams, ap: AffordanceParams | None = None) -> pl.DataFrame:
+    """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
+    queries = _queries(gold).collect().lazy()
+    ap = ap or AffordanceParams()
+    # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder)
+    sents = (
+        sentences(fragments, AffordanceParams(**{**ap.model_dump(), "min_sentence_chars": 1, "max_sentence_chars": 10**9}))
+        .select("doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
+        .collect().lazy()
+    )
+    frag_units = fragments.filter(pl.col("kind") != "section").select(
+        "doc_id", "fragment_id", pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"),
+        (pl.col("heading_path").list.join(" ") + pl.lit(" ") + pl.col("text")).alias("text"),
+    ).collect().lazy()
+    s_score = bm25_scores(queries, sents.select("doc_id", "chunk", "text"), p).rename({"score": "s_bm25"})
+    f_score = (
+        bm25_scores(queries, frag_units.select("doc_id", "chunk", "text"), p)
+        .join(frag_units.select("chunk", "fragment_id"), on="chunk").select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))
+    )
+    # candidate prototypes of the question, and the selected-tree leaves that answer them
+    cand = question_intents(queries).join(prototypes.select("prototype_id", "intent"), on="intent").join(density.select("prototype_id", "p_q"), on="prototype_id")
+    selected = scores.filter(pl.col("selected")).select("tree_id")
+    leaves = nodes.join(selected, on="tree_id").filter(pl.col("kind") == "leaf").select("fragment_id", "evidence_id", "span_start", "depth")
+    boosted = (
+        cand.join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id"), on="prototype_id")
+        .join(leaves, on="evidence_id")
+        .group_by("query_id", "fragment_id", pl.col("span_start").alias("char_start"))
+        .agg(exact_sum("p_q").alias("proto"), pl.col("depth").max().alias("leaf_depth"))
+    )
+    top_proto = boosted.group_by("query_id").agg(pl.col("proto").max().alias("_max_proto"))
+    units = (
+        s_score.join(sents.select("chunk", "fragment_id", "char_start", "char_end", "text"), on="chunk")
+        .join(f_score, on=["query_id", "fragment_id"], how="left")
+        .join(boosted, on=["query_id", "fragment_id", "char_start"], how="left")
+        .join(top_proto, on="query_id", how="left")
+        .with_columns(
+            (pl.col("proto").fill_null(0) / pl.col("_max_proto").fill_null(1).clip(lower_bound=1e-12)).alias("proto_norm"),
+        )
+        .with_columns(
+            (pl.col("s_bm25") + p.qspace_fragment_weight * pl.col("f_bm25").fill_null(0)
+             + p.qspace_prototype_weight * pl.col("proto_norm")).alias("score"),
+        )
+        .sort(["query_id", "score", "char_start"], descending=[False, True, False])
+    )
+    n_tokens = units.with_columns(n_tokens_expr("text", p.encoding).alias("n_tokens"))
+    # nodes: a fragment node the first time its fragment is entered, the tree path to a leaf, the sentence itself
+    first_in_fragment = pl.col("fragment_id").is_first_distinct().over("query_id").cast(pl.Int64)
+    step = first_in_fragment + pl.col("leaf_depth").fill_null(0).cast(pl.Int64) + 1
+    return _load_in_order(
+        n_tokens.with_columns(step.alias("_step"), (1 + pl.col("leaf_depth").fill_null(1)).cast(pl.Int64).alias("path_length")),
+        STRATEGY, pl.col("_step").cum_sum().over("query_id"), p,
+    )

@@ -1,0 +1,329 @@
+"""Stage 12: retrieval trees, five candidates per fragment, scored by J(T).
+
+For every fragment that holds evidence, five candidate trees arrange the same evidence leaves
+(one leaf per evidence unit: a role value with its exact span) under different groupings:
+
+    source_order_tree       root -> leaves in document order
+    evidence_role_tree      root -> one group per evidence role -> leaves
+    question_intent_tree    root -> one group per prototype (densest first) -> leaves
+    class_objective_tree    root -> class -> role -> leaves
+    hybrid_optimized_tree   root -> the densest leaves first, then co-demanded role groups
+
+Trees are frames (one row per node, with parent ids), so building and scoring thousands of them is
+a handful of joins and group-bys. Scoring replays, for every prototype q the fragment answers,
+the walk a reader makes to reach q's evidence: at each level it reads the children in order
+until the one it needs, so what it visits and loads is counted, not assumed. With p(q|f) the
+fragment's prototype densities normalised,
+
+    J(T) = Total_Cost(T) + lambda * tree_complexity(T) - mu * trace_clarity(T) - nu * citation_locality(T)
+    Total_Cost = sum_k w_k * E_q[component_k]
+
+and the candidate with the lowest J (ties: the fixed candidate order) is selected.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .exprs import exact_sum
+from .ids import id_expr
+from .params import TreeParams
+from .tokens import n_tokens_expr
+
+CANDIDATES = ("source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree")
+
+# Normalisers that put each component on a comparable 0..1-ish scale (documented, not tuned).
+NORM = {"path_length": 6.0, "nodes_visited": 20.0, "reasoning_steps": 6.0, "cross_branch_jumps": 6.0, "max_depth": 6.0, "tree_size": 20.0}
+COMPONENTS = (
+    "path_length", "nodes_visited", "context_tokens", "reasoning_steps", "ambiguity", "missing_evidence",
+    "cross_branch_jumps", "trace_complexity", "citation_distance", "tree_complexity",
+)
+
+TREE_NODES = {
+    "tree_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "candidate": pl.String,
+    "node_id": pl.String, "parent_id": pl.String, "depth": pl.Int64, "order": pl.Int64, "preorder": pl.Int64,
+    "kind": pl.String, "role": pl.String, "label": pl.String, "evidence_id": pl.String, "value": pl.String,
+    "value_start": pl.Int64, "value_end": pl.Int64, "span_start": pl.Int64, "span_end": pl.Int64, "tokens": pl.Int64,
+}
+TREE_SCORES = {
+    "tree_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "candidate": pl.String,
+    "n_nodes": pl.Int64, "max_depth": pl.Int64, "n_queries": pl.Int64,
+    **{c: pl.Float64 for c in COMPONENTS},
+    "total_cost": pl.Float64, "trace_clarity": pl.Float64, "citation_locality": pl.Float64, "J": pl.Float64,
+    "selected": pl.Boolean,
+}
+
+
+# ---- leaves and their context ----------------------------------------------------------------------
+
+def _leaves(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
+            density: pl.LazyFrame, memberships: pl.LazyFrame, classes: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per evidence unit with what the groupings need: its densest prototype, that
+    prototype's name and class, and the unit's total density."""
+    pq = density.select("prototype_id", "p_q")
+    linked = (
+        edges.filter(pl.col("support") == "direct").select("fragment_id", "prototype_id")
+        .join(pq, on="prototype_id")
+    )
+    unit_protos = (
+        evidence.select("evidence_id", "fragment_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
+        .join(linked, on=["fragment_id", "prototype_id"])
+        .join(prototypes.select("prototype_id", "canonical_name"), on="prototype_id")
+        .join(memberships.select("prototype_id", "class_id"), on="prototype_id", how="left")
+        .join(classes.select("class_id", pl.col("name").alias("class_name")), on="class_id", how="left")
+        .sort(["evidence_id", "p_q", "prototype_id"], descending=[False, True, False])
+        .group_by("evidence_id", maintain_order=True)
+        .agg(
+            pl.col("prototype_id").first().alias("primary_prototype"),
+            pl.col("canonical_name").first().alias("primary_name"),
+            pl.col("p_q").first().alias("primary_pq"),
+            pl.col("class_name").first().fill_null("unclassified").alias("class_name"),
+            exact_sum("p_q").alias("unit_density"),
+        )
+    )
+    return (
+        evidence.select("evidence_id", "fragment_id", "doc_id", "role", "value", "value_start", "value_end", "span", "span_start", "span_end")
+        .join(unit_protos, on="evidence_id")
+        .join(fragments.select("fragment_id", "heading_path", "kind", pl.col("n_tokens").alias("frag_tokens"),
+                               pl.col("char_start").alias("frag_start"), pl.col("char_end").alias("frag_end")), on="fragment_id")
+    )
+
+
+def _grouping(leaves: pl.LazyFrame, codemand: pl.LazyFrame, p: TreeParams) -> pl.LazyFrame:
+    """For each candidate, each leaf's group path: up to two (key, label, sort) levels, and its own sort."""
+    role_demand = codemand.filter(pl.col("role_a") == pl.col("role_b")).select(pl.col("role_a").alias("role"), pl.col("S").alias("role_demand"))
+    lv = leaves.join(role_demand, on="role", how="left").with_columns(pl.col("role_demand").fill_null(0.0))
+    none_s, none_f = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Float64)
+    by_pos = pl.col("value_start").cast(pl.Float64)
+    # ties broken by position and id, never by row order
+    dense_rank = pl.struct(-pl.col("unit_density"), "value_start", "evidence_id").rank("ordinal").over("fragment_id")
+    top = dense_rank <= p.hybrid_top_leaves
+
+    def cand(name, g1k, g1l, g1s, g2k, g2l, g2s, leaf_sort):
+        return lv.with_columns(
+            pl.lit(name).alias("candidate"),
+            g1k.alias("g1_key"), g1l.alias("g1_label"), g1s.cast(pl.Float64).alias("g1_sort"),
+            g2k.alias("g2_key"), g2l.alias("g2_label"), g2s.cast(pl.Float64).alias("g2_sort"),
+            leaf_sort.cast(pl.Float64).alias("leaf_sort"),
+        )
+
+    role_label = pl.lit("evidence role: ") + pl.col("role")
+    parts = [
+        cand("source_order_tree", none_s, none_s, none_f, none_s, none_s, none_f, by_pos),
+        # groups in alphabetical role order: a fixed, explainable layout
+        cand("evidence_role_tree", pl.col("role"), role_label, pl.lit(0.0), none_s, none_s, none_f, by_pos),
+        # densest prototype first
+        cand("question_intent_tree", pl.col("primary_prototype"), pl.lit("question: ") + pl.col("primary_name"), -pl.col("primary_pq"),
+             none_s, none_s, none_f, by_pos),
+        cand("class_objective_tree", pl.col("class_name"), pl.lit("class: ") + pl.col("class_name"), pl.lit(0.0),
+             pl.col("role"), role_label, pl.lit(0.0), by_pos),
+        # the densest leaves straight under the root, then role groups by co-demand (most demanded first)
+        cand("hybrid_optimized_tree",
+             pl.when(top).then(none_s).otherwise(pl.col("role")), pl.when(top).then(none_s).otherwise(role_label),
+             pl.when(top).then(none_f).otherwise(-pl.col("role_demand")),
+             none_s, none_s, none_f, pl.when(top).then(-pl.col("unit_density")).otherwise(by_pos)),
+    ]
+    return pl.concat([x for x in parts if x is not None]).filter(pl.col("candidate").is_in(p.candidates))
+
+
+def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, classes, codemand, p: TreeParams) -> pl.LazyFrame:
+    """Every candidate tree of every fragment with evidence, as one node frame (schema TREE_NODES)."""
+    # collected once: the four node levels below all read it (the lazy plan would rebuild it each time)
+    g = _grouping(_leaves(fragments, evidence, edges, prototypes, density, memberships, classes), codemand, p).with_columns(
+        id_expr("tree", "fragment_id", "candidate").alias("tree_id")
+    ).collect().lazy()
+    common = ["tree_id", "fragment_id", "doc_id", "candidate"]
+    heading = pl.col("heading_path").list.join(" > ")
+    root = g.group_by(common).agg(pl.col("heading_path").first(), pl.col("kind").first()).select(
+        *common, pl.lit("root").alias("key"), pl.lit(None, dtype=pl.String).alias("parent_key"), pl.lit(0, dtype=pl.Int64).alias("depth"),
+        pl.lit("root").alias("kind"), pl.lit(None, dtype=pl.String).alias("role"),
+        (pl.lit("fragment: ") + pl.when(heading != "").then(heading).otherwise(pl.col("kind"))).alias("label"),
+        pl.lit(0.0).alias("sort"),
+    )
+    g1 = g.filter(pl.col("g1_key").is_not_null()).group_by([*common, "g1_key"]).agg(
+        pl.col("g1_label").min(), pl.col("g1_sort").min(),
+        # a group has a role only when every leaf under it has that one role
+        pl.when(pl.col("role").n_unique() == 1).then(pl.col("role").min()).alias("role"),
+    ).select(
+        *common, (pl.lit("g1:") + pl.col("g1_key")).alias("key"), pl.lit("root").alias("parent_key"), pl.lit(1, dtype=pl.Int64).alias("depth"),
+        pl.lit("group").alias("kind"), pl.col("role"),
+        pl.col("g1_label").alias("label"), pl.col("g1_sort").alias("sort"),
+    )
+    g2 = g.filter(pl.col("g2_key").is_not_null()).group_by([*common, "g1_key", "g2_key"]).agg(
+        pl.col("g2_label").min(), pl.col("g2_sort").min(), pl.when(pl.col("role").n_unique() == 1).then(pl.col("role").min()).alias("role"),
+    ).select(
+        *common, (pl.lit("g1:") + pl.col("g1_key") + pl.lit("/g2:") + pl.col("g2_key")).alias("key"),
+        (pl.lit("g1:") + pl.col("g1_key")).alias("parent_key"), pl.lit(2, dtype=pl.Int64).alias("depth"),
+        pl.lit("group").alias("kind"), pl.col("role"), pl.col("g2_label").alias("label"), pl.col("g2_sort").alias("sort"),
+    )
+    parent_key = (
+        pl.when(pl.col("g2_key").is_not_null()).then(pl.lit("g1:") + pl.col("g1_key") + pl.lit("/g2:") + pl.col("g2_key"))
+        .when(pl.col("g1_key").is_not_null()).then(pl.lit("g1:") + pl.col("g1_key"))
+        .otherwise(pl.lit("root"))
+    )
+    leaf_depth = 1 + pl.col("g1_key").is_not_null().cast(pl.Int64) + pl.col("g2_key").is_not_null().cast(pl.Int64)
+    leaves = g.select(
+        *common, (pl.lit("leaf:") + pl.col("evidence_id")).alias("key"), parent_key.alias("parent_key"), leaf_depth.alias("depth"),
+        pl.lit("leaf").alias("kind"), pl.col("role"), (pl.col("role") + pl.lit(" = ") + pl.col("value")).alias("label"),
+        pl.col("leaf_sort").alias("sort"), "evidence_id", "value", "value_start", "value_end", "span", "span_start", "span_end",
+    )
+    nodes = pl.concat([root, g1, g2, leaves], how="diagonal_relaxed").collect().lazy()
+    nodes = (
+        nodes.with_columns(
+            # sibling order: by the grouping's sort key, then the key itself (a total, stable order)
+            pl.struct("sort", "key").rank("ordinal").over(["tree_id", "parent_key"]).sub(1).cast(pl.Int64).alias("order"),
+            id_expr("node", "tree_id", "key").alias("node_id"),
+        )
+    )
+    parents = nodes.select("tree_id", pl.col("key").alias("parent_key"), pl.col("node_id").alias("parent_id"))
+    nodes = nodes.join(parents, on=["tree_id", "parent_key"], how="left")
+    # tokens a reader loads at a node: the label of a root or group, the supporting span of a leaf
+    text = pl.when(pl.col("kind") == "leaf").then(pl.col("span")).otherwise(pl.col("label"))
+    nodes = nodes.with_columns(text.alias("_text")).with_columns(n_tokens_expr("_text", p.encoding).alias("tokens"))
+    return _preorder(nodes).select([pl.col(c).cast(t) for c, t in TREE_NODES.items()]).sort(["tree_id", "preorder"])
+
+
+def _preorder(nodes: pl.LazyFrame) -> pl.LazyFrame:
+    """Depth-first visiting order: sort by the chain of sibling orders from the root."""
+    path = nodes.select("tree_id", "node_id", "parent_id", "order")
+    chain = nodes.select("tree_id", "node_id", "depth", pl.concat_list(pl.col("order")).alias("_path"), pl.col("parent_id").alias("_up"))
+    for _ in range(3):  # trees are at most three levels below the root
+        chain = chain.join(path.select("tree_id", pl.col("node_id").alias("_up"), pl.col("order").alias("_po"), pl.col("parent_id").alias("_up2")),
+                           on=["tree_id", "_up"], how="left").with_columns(
+            pl.when(pl.col("_po").is_not_null()).then(pl.concat_list(pl.col("_po"), pl.col("_path"))).otherwise(pl.col("_path")).alias("_path"),
+            pl.col("_up2").alias("_up"),
+        ).drop("_po", "_up2")
+    chain = chain.with_columns(pl.col("_path").list.eval(pl.element().cast(pl.String).str.zfill(6)).list.join(".").alias("_k"))
+    pre = chain.with_columns(pl.col("_k").rank("ordinal").over("tree_id").sub(1).cast(pl.Int64).alias("preorder")).select("tree_id", "node_id", "preorder")
+    return nodes.join(pre, on=["tree_id", "node_id"])
+
+
+# ---- scoring ---------------------------------------------------------------------------------
+
+def _visits(nodes: pl.LazyFrame) -> pl.LazyFrame:
+    """For every leaf, the nodes a reader visits to reach it: at each level, the siblings read in
+    order up to the one on the path (the root always)."""
+    n = nodes.select("tree_id", "node_id", "parent_id", "order", "depth")
+    anc = nodes.filter(pl.col("kind") == "leaf").select("tree_id", pl.col("node_id").alias("leaf_id"), pl.col("node_id").alias("a"))
+    chain = [anc]
+    cur = anc
+    for _ in range(3):
+        cur = cur.join(n.select("tree_id", pl.col("node_id").alias("a"), pl.col("parent_id").alias("up")), on=["tree_id", "a"]).filter(
+            pl.col("up").is_not_null()).select("tree_id", "leaf_id", pl.col("up").alias("a"))
+        chain.append(cur)
+    path = pl.concat(chain).join(n.select("tree_id", pl.col("node_id").alias("a"), pl.col("parent_id").alias("ap"), pl.col("order").alias("ao")), on=["tree_id", "a"])
+    siblings = (
+        path.filter(pl.col("ap").is_not_null())
+        .join(n.select("tree_id", pl.col("parent_id").alias("ap"), pl.col("node_id").alias("visited"), pl.col("order").alias("vo")), on=["tree_id", "ap"])
+        .filter(pl.col("vo") <= pl.col("ao"))
+        .select("tree_id", "leaf_id", "visited")
+    )
+    roots = path.filter(pl.col("ap").is_null()).select("tree_id", "leaf_id", pl.col("a").alias("visited"))
+    return pl.concat([siblings, roots]).unique()
+
+
+def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
+                density: pl.LazyFrame, fragments: pl.LazyFrame, p: TreeParams) -> pl.LazyFrame:
+    """J(T) and every component for every candidate tree (schema TREE_SCORES), the minimum selected."""
+    shape = nodes.group_by("tree_id").agg(
+        pl.col("fragment_id", "doc_id", "candidate").first(), pl.len().cast(pl.Int64).alias("n_nodes"), pl.col("depth").max().alias("max_depth"),
+    )
+    # p(q|f): the fragment's direct prototypes, densities normalised within the fragment
+    q = (
+        edges.filter(pl.col("support") == "direct").select("fragment_id", "prototype_id")
+        .join(density.select("prototype_id", "p_q"), on="prototype_id")
+        .join(prototypes.select("prototype_id", "role_signature"), on="prototype_id")
+        .with_columns((pl.col("p_q") / pl.col("p_q").implode().list.eval(pl.element().sort()).list.sum().over("fragment_id")).alias("p_qf"))
+    )
+    leaves = nodes.filter(pl.col("kind") == "leaf").select("tree_id", "fragment_id", pl.col("node_id").alias("leaf_id"), "evidence_id", "role", "span_start", "span_end", "preorder")
+    needed = (
+        leaves.join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id"), on="evidence_id")
+        .join(q.select("fragment_id", "prototype_id"), on=["fragment_id", "prototype_id"])
+    )
+    visits = _visits(nodes)
+    node_info = nodes.select("tree_id", pl.col("node_id").alias("visited"), pl.col("kind").alias("v_kind"), pl.col("role").alias("v_role"),
+                             pl.col("tokens").alias("v_tokens"), pl.col("span_start").alias("v_span"), pl.col("depth").alias("v_depth"))
+    seen = needed.select("tree_id", "prototype_id", "leaf_id").join(visits, on=["tree_id", "leaf_id"]).select("tree_id", "prototype_id", "visited").unique().join(node_info, on=["tree_id", "visited"])
+    needed_roles = needed.group_by("tree_id", "prototype_id").agg(pl.col("role").unique().alias("_roles"), pl.col("leaf_id").alias("_needed"))
+    # tokens: labels of visited roots and groups, plus each distinct span of the visited leaves once
+    label_tokens = seen.filter(pl.col("v_kind") != "leaf").group_by("tree_id", "prototype_id").agg(pl.col("v_tokens").sum().alias("_label_tokens"))
+    span_tokens = seen.filter(pl.col("v_kind") == "leaf").unique(["tree_id", "prototype_id", "v_span"]).group_by("tree_id", "prototype_id").agg(pl.col("v_tokens").sum().alias("_span_tokens"))
+    visited_leaves = seen.filter(pl.col("v_kind") == "leaf").join(needed_roles, on=["tree_id", "prototype_id"]).group_by("tree_id", "prototype_id").agg(
+        # ambiguity: visited leaves carrying a needed role that are not themselves needed (to be told apart by value and span)
+        (pl.col("v_role").is_in(pl.col("_roles").first()) & ~pl.col("visited").is_in(pl.col("_needed").first())).sum().alias("_confusable"),
+        pl.len().alias("_visited_leaves"),
+    )
+    branch = nodes.select("tree_id", pl.col("node_id").alias("leaf_id"), "preorder")
+    per_q = (
+        needed.group_by("tree_id", "fragment_id", "prototype_id").agg(
+            pl.col("leaf_id").n_unique().alias("_n_needed"),
+            pl.col("role").unique().alias("_found_roles"),
+            pl.col("preorder").min().alias("_first"), pl.col("preorder").max().alias("_last"),
+        )
+        .join(q.select("fragment_id", "prototype_id", "p_qf", "role_signature"), on=["fragment_id", "prototype_id"])
+        .join(seen.group_by("tree_id", "prototype_id").agg(
+            pl.len().alias("_visited"), pl.col("v_depth").filter(pl.col("v_kind") == "leaf").max().alias("_path"),
+            (pl.col("v_kind") == "group").sum().alias("_groups")), on=["tree_id", "prototype_id"])
+        .join(label_tokens, on=["tree_id", "prototype_id"], how="left")
+        .join(span_tokens, on=["tree_id", "prototype_id"], how="left")
+        .join(visited_leaves, on=["tree_id", "prototype_id"], how="left")
+        .join(_branches(nodes, needed), on=["tree_id", "prototype_id"], how="left")
+        .join(shape.select("tree_id", "n_nodes"), on="tree_id")
+        .join(fragments.select("fragment_id", pl.col("n_tokens").alias("_frag_tokens")), on="fragment_id")
+    )
+    comp = per_q.with_columns(
+        (pl.col("_path") / NORM["path_length"]).alias("path_length"),
+        (pl.col("_visited") / NORM["nodes_visited"]).alias("nodes_visited"),
+        ((pl.col("_label_tokens").fill_null(0) + pl.col("_span_tokens").fill_null(0)) / pl.max_horizontal(pl.col("_frag_tokens"), 1)).alias("context_tokens"),
+        (pl.col("_groups") / NORM["reasoning_steps"]).alias("reasoning_steps"),
+        (pl.col("_confusable").fill_null(0) / pl.max_horizontal(pl.col("_visited_leaves").fill_null(1), 1)).alias("ambiguity"),
+        (1 - pl.col("_found_roles").list.set_intersection(pl.col("role_signature")).list.len() / pl.max_horizontal(pl.col("role_signature").list.len(), 1)).alias("missing_evidence"),
+        ((pl.col("_branches").fill_null(1) - 1) / NORM["cross_branch_jumps"]).alias("cross_branch_jumps"),
+        ((pl.col("_last") - pl.col("_first")) / pl.max_horizontal(pl.col("n_nodes") - 1, 1)).alias("citation_distance"),
+    )
+    per_query_cols = ["path_length", "nodes_visited", "context_tokens", "reasoning_steps", "ambiguity", "missing_evidence", "cross_branch_jumps", "citation_distance"]
+    # exact (fsum) expectations: the same bits whatever order the rows arrive in
+    expected = comp.with_columns([(pl.col(c) * pl.col("p_qf")).alias(f"_w_{c}") for c in per_query_cols]).group_by("tree_id").agg(
+        *[(exact_sum(f"_w_{c}") / exact_sum("p_qf")).alias(c) for c in per_query_cols],
+        pl.len().cast(pl.Int64).alias("n_queries"),
+    )
+    w = p.weights()
+    scored = (
+        shape.join(expected, on="tree_id")
+        .with_columns(
+            (pl.col("max_depth") / NORM["max_depth"]).alias("trace_complexity"),
+            ((pl.col("n_nodes") + pl.col("max_depth")) / NORM["tree_size"]).alias("tree_complexity"),
+        )
+        .with_columns(
+            pl.sum_horizontal([pl.col(c) * w[c] for c in COMPONENTS]).alias("total_cost"),
+            (1 / (1 + pl.col("trace_complexity"))).alias("trace_clarity"),
+            (1 - pl.col("citation_distance")).alias("citation_locality"),
+        )
+        .with_columns(j_expr(p).alias("J"))
+    )
+    return select_min(scored).select([pl.col(c).cast(t) for c, t in TREE_SCORES.items()]).sort(["fragment_id", "candidate"])
+
+
+def j_expr(p: TreeParams) -> pl.Expr:
+    """J(T) from its exported components: what a test or a reader recomputes."""
+    return pl.col("total_cost") + p.lam * pl.col("tree_complexity") - p.mu * pl.col("trace_clarity") - p.nu * pl.col("citation_locality")
+
+
+def select_min(scored: pl.LazyFrame) -> pl.LazyFrame:
+    """The lowest J per fragment; ties go to the earlier candidate in CANDIDATES."""
+    rank = pl.col("candidate").replace_strict({c: i for i, c in enumerate(CANDIDATES)}, return_dtype=pl.Int64)
+    best = pl.struct(pl.col("J").round(12), rank).rank("ordinal").over("fragment_id") == 1
+    return scored.with_columns(best.alias("selected"))
+
+
+def _branches(nodes: pl.LazyFrame, needed: pl.LazyFrame) -> pl.LazyFrame:
+    """How many top-level branches hold a query's evidence (jumps = branches - 1)."""
+    top = nodes.filter(pl.col("depth") == 1).select("tree_id", pl.col("node_id").alias("top"), pl.col("preorder").alias("top_pre"))
+    spans = top.with_columns(
+        pl.col("top_pre").shift(-1).over("tree_id", order_by="top_pre").alias("next_pre")
+    )
+    return (
+        needed.select("tree_id", "prototype_id", "preorder")
+        .join(spans, on="tree_id")
+        .filter((pl.col("preorder") >= pl.col("top_pre")) & (pl.col("next_pre").is_null() | (pl.col("preorder") < pl.col("next_pre"))))
+        .group_by("tree_id", "prototype_id").agg(pl.col("top").n_unique().alias("_branches"))
+    )
