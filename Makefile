@@ -7,13 +7,14 @@ NAME   ?= default
 CORPUS ?= sample_corpus
 PARAMS ?= params/default.yaml
 
-.PHONY: run test lab notebooks clean-store help
+.PHONY: run test lab notebooks sweep clean-store help
 
 help:
 	@echo "make run        run every notebook on $(CORPUS) with $(PARAMS); report in reports/$(NAME)/"
 	@echo "make test       unit, property and notebook (nbval) tests"
 	@echo "make lab        JupyterLab on notebooks/ with the project kernel"
 	@echo "make notebooks  re-execute notebooks/ in place (the stored outputs nbval compares against)"
+	@echo "make sweep      trees and evaluation once per params/weights/*.yaml, then the comparison notebook"
 
 # Create the virtual environment and install on first use (or when pyproject.toml changes).
 $(STAMP): pyproject.toml
@@ -34,6 +35,9 @@ lab: $(STAMP)
 
 notebooks: $(STAMP)
 	$(BIN)/qspace notebooks
+
+sweep: $(STAMP)
+	$(BIN)/qspace sweep params/weights/*.yaml --corpus $(CORPUS)
 
 clean-store:
 	rm -rf reports/store

@@ -151,12 +151,12 @@ def proximity_network(prox: pl.DataFrame, dens: pl.DataFrame, top: int = 25) -> 
     nodes = names.with_columns(
         pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][0]), 4), return_dtype=pl.Float64).alias("x"),
         pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][1]), 4), return_dtype=pl.Float64).alias("y"),
-    ).join(dens.select("prototype_id", "density", "intent"), on="prototype_id")
+    ).join(dens.select("prototype_id", "density", "intent"), on="prototype_id").sort("prototype_id")  # joins do not keep order
     xy = nodes.select("prototype_id", "x", "y")
     segs = (
         edges.join(xy.rename({"prototype_id": "prototype_a", "x": "x1", "y": "y1"}), on="prototype_a")
         .join(xy.rename({"prototype_id": "prototype_b", "x": "x2", "y": "y2"}), on="prototype_b")
-        .select("x1", "y1", "x2", "y2", "similarity")
+        .select("x1", "y1", "x2", "y2", "similarity").sort("x1", "y1", "x2", "y2")
     )
     axis = dict(axis=None)
     lines = alt.Chart(segs).mark_rule(opacity=0.4).encode(
@@ -179,4 +179,76 @@ def detector_quality(scores: pl.DataFrame) -> alt.Chart:
         .encode(x=alt.X("value:Q", scale=alt.Scale(domain=[0.5, 1.0])), y=alt.Y("intent:N"), color="metric:N", shape="set:N",
                 tooltip=["intent", "set", "metric", alt.Tooltip("value:Q", format=".3f")])
         .properties(title="Detector precision and recall on the labelled sets", width=WIDTH)
+    )
+
+
+# ---- trees and evaluation ---------------------------------------------------------------------
+
+def candidate_scores(scores: pl.DataFrame) -> alt.Chart:
+    df = (
+        scores.group_by("candidate").agg(pl.col("J").mean().alias("mean_J"), pl.col("selected").sum().alias("selected"))
+        .sort("candidate")
+    )
+    base = alt.Chart(df).encode(y=alt.Y("candidate:N", title=None))
+    return (
+        base.mark_bar().encode(x=alt.X("mean_J:Q", title="mean J(T) (lower is better)"), tooltip=["candidate", alt.Tooltip("mean_J:Q", format=".3f"), "selected"])
+        | base.mark_bar(color="#4c78a8").encode(x=alt.X("selected:Q", title="fragments where it has the lowest J"), tooltip=["candidate", "selected"])
+    ).properties(title="Candidate trees: mean J and how often each is selected")
+
+
+def component_profile(scores: pl.DataFrame, components: tuple[str, ...]) -> alt.Chart:
+    df = scores.group_by("candidate").agg([pl.col(c).mean() for c in components]).unpivot(
+        index="candidate", variable_name="component", value_name="mean").sort("candidate", "component")
+    return _heat(df, "component", "candidate", "mean", "Mean J components per candidate (normalised)")
+
+
+def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
+    """One tree, laid out by networkx (layers by depth), drawn with Altair."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for r in nodes.sort("preorder").iter_rows(named=True):
+        g.add_node(r["node_id"], layer=r["depth"])
+    g.add_edges_from(nodes.filter(pl.col("parent_id").is_not_null()).sort("preorder").select("parent_id", "node_id").rows())
+    # layers given as ordered lists: networkx would otherwise group them in sets (hash order)
+    layers: dict[int, list[str]] = {}
+    for n, d in nodes.sort("preorder").select("node_id", "depth").rows():
+        layers.setdefault(d, []).append(n)
+    pos = nx.multipartite_layout(g, subset_key=layers, align="horizontal")
+    pts = nodes.select("node_id", "kind", "label", "tokens", "depth").with_columns(
+        pl.col("node_id").map_elements(lambda n: round(float(pos[n][0]), 4), return_dtype=pl.Float64).alias("x"),
+        pl.col("node_id").map_elements(lambda n: round(-float(pos[n][1]), 4), return_dtype=pl.Float64).alias("y"),
+        pl.col("label").str.slice(0, 40).alias("short"),
+    )
+    xy = pts.select("node_id", "x", "y")
+    segs = (
+        nodes.filter(pl.col("parent_id").is_not_null()).select("parent_id", "node_id")
+        .join(xy.rename({"node_id": "parent_id", "x": "x1", "y": "y1"}), on="parent_id").join(xy.rename({"x": "x2", "y": "y2"}), on="node_id")
+        .sort("x1", "y1", "x2", "y2")  # joins do not keep row order; the chart's data must
+    )
+    no_axis = dict(axis=None)
+    lines = alt.Chart(segs).mark_rule(color="#999").encode(x=alt.X("x1:Q", **no_axis), y=alt.Y("y1:Q", **no_axis), x2="x2:Q", y2="y2:Q")
+    dots = alt.Chart(pts).mark_circle(size=90).encode(x=alt.X("x:Q", **no_axis), y=alt.Y("y:Q", **no_axis), color=alt.Color("kind:N"),
+                                                      tooltip=["label", "tokens", "depth"])
+    text = alt.Chart(pts).mark_text(align="left", dx=6, fontSize=8).encode(x="x:Q", y="y:Q", text="short:N")
+    return (lines + dots + text).properties(title=title, width=260, height=160)
+
+
+def recall_curves(metrics: pl.DataFrame, title: str) -> alt.Chart:
+    df = metrics.filter((pl.col("metric") == "evidence_recall") & pl.col("budget").is_not_null()).select("strategy", "budget", pl.col("value").alias("recall")).sort("strategy", "budget")
+    return (
+        alt.Chart(df).mark_line(point=True)
+        .encode(x=alt.X("budget:Q", scale=alt.Scale(type="log", base=2), title="context budget (tokens, exact cl100k)"),
+                y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="evidence recall"), color="strategy:N",
+                tooltip=["strategy", "budget", alt.Tooltip("recall:Q", format=".3f")])
+        .properties(title=title, width=WIDTH)
+    )
+
+
+def sweep_selection(sel: pl.DataFrame) -> alt.Chart:
+    return (
+        alt.Chart(sel).mark_bar()
+        .encode(x=alt.X("fragments:Q", stack="normalize", title="share of fragments"), y=alt.Y("weights:N", title=None),
+                color="candidate:N", tooltip=["weights", "candidate", "fragments"])
+        .properties(title="Selected tree shape per weight set", width=WIDTH)
     )

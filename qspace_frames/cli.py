@@ -29,6 +29,44 @@ def _run(args) -> int:
     return run(root, args.params, args.name, corpus, only=args.only)
 
 
+def _rel(root: Path, given: str) -> str:
+    """A path as the notebooks should see it: relative to the project when possible."""
+    import os
+
+    p = Path(given).expanduser()
+    return os.path.relpath((p if p.exists() else root / given).resolve(), root)
+
+
+def _sweep(args) -> int:
+    from .runner import sweep
+
+    root = find_project_root()
+    try:
+        for f in args.files:
+            load_params(Path(f) if Path(f).is_absolute() else root / f)
+    except ParamsError as e:
+        print(f"error: bad parameters:\n{e}", file=sys.stderr)
+        return 2
+    return sweep(root, [_rel(root, f) for f in args.files], _rel(root, args.corpus), args.name)
+
+
+def _eval(args) -> int:
+    from .evaluation import read_gold
+    from .runner import run
+
+    root = find_project_root()
+    try:
+        load_params(Path(args.params) if Path(args.params).is_absolute() else root / args.params)
+        read_gold(args.gold)
+    except (ParamsError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    code = run(root, _rel(root, args.params), args.name, _rel(root, args.corpus), gold=_rel(root, args.gold))
+    if code == 0:
+        print(f"Metrics: reports/{args.name}/evaluation/metrics.json")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qspace", description="qspace-frames: an offline, deterministic document-intelligence workbench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -50,6 +88,28 @@ def main(argv: list[str] | None = None) -> int:
                        "repository shows the outputs of the default run and nbval compares against them.")
     n.add_argument("--only", nargs="*", help="only these notebooks (by number or stem)")
     n.set_defaults(func=lambda a: __import__("qspace_frames.runner", fromlist=["x"]).refresh_notebooks(find_project_root(), a.only))
+    s = sub.add_parser(
+        "sweep", help="compare cost-weight files: trees and evaluation once per file",
+        description="Run notebooks 06 (trees) and 07 (evaluation) once per weights file with papermill into "
+        "reports/NAME-<file>/, reusing every upstream artifact from the store (the log says so), then the "
+        "sweep notebook comparing selected tree shapes and measured metrics across the weight sets in reports/NAME/.",
+    )
+    s.add_argument("files", nargs="+", help="weights files, e.g. params/weights/*.yaml")
+    s.add_argument("--corpus", help="folder of documents (default: sample_corpus)", default="sample_corpus")
+    s.add_argument("--name", default="sweep", help="report folder name (default: sweep)")
+    s.set_defaults(func=_sweep)
+    e = sub.add_parser(
+        "eval", help="run the pipeline and every strategy on a gold question file",
+        description="Run every notebook on CORPUS with the gold questions of FILE.jsonl (one object per line: "
+        '{"id", "question", "document" (path relative to the corpus), "gold_spans": [[start, end], ...]}, '
+        "code-point offsets into the loaded text) and write reports/NAME/evaluation/metrics.json "
+        "(strategy x budget x metric) plus the executed notebooks.",
+    )
+    e.add_argument("--corpus", required=True, help="folder of documents")
+    e.add_argument("--gold", required=True, help="gold questions, JSONL")
+    e.add_argument("--params", default="params/default.yaml", help="parameters file")
+    e.add_argument("--name", required=True, help="run name: the report goes to reports/NAME/")
+    e.set_defaults(func=_eval)
     k = sub.add_parser("kernel", help="register the project's Jupyter kernel in this environment",
                        description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).")
     k.set_defaults(func=lambda a: print(f"kernel registered: {__import__('qspace_frames.runner', fromlist=['x']).install_kernel()}") or 0)

@@ -78,3 +78,33 @@ def corpus_discovery_md(corpus: str, reason: str, candidates: list[tuple[str, in
         esc = lambda s: (s or "").replace("|", "\\|").replace("\n", " ")  # noqa: E731
         lines += [f"| `{esc(r['path'])}` | {r['load_status']} | {esc(r['error'])} |" for r in bad.iter_rows(named=True)]
     return "\n".join(lines) + "\n"
+
+
+def tree_dot(nodes: pl.DataFrame, name: str) -> str:
+    """A tree as Graphviz DOT text (labels escaped)."""
+    esc = lambda s: (s or "").replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")  # noqa: E731
+    shape = {"root": "box", "group": "ellipse", "leaf": "note"}
+    lines = [f'digraph "{esc(name)}" {{', "  rankdir=TB;", '  node [fontsize=10, fontname="Helvetica"];']
+    for r in nodes.sort("preorder").iter_rows(named=True):
+        lines.append(f'  "{r["node_id"]}" [label="{esc(r["label"][:80])}\\n({r["tokens"]} tokens)", shape={shape.get(r["kind"], "ellipse")}];')
+    for r in nodes.filter(pl.col("parent_id").is_not_null()).sort("preorder").iter_rows(named=True):
+        lines.append(f'  "{r["parent_id"]}" -> "{r["node_id"]}";')
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def metrics_json(metrics: pl.DataFrame) -> dict:
+    """strategy -> {"recall@B": value, metric: value, "n_queries": n}: the shape a script reads."""
+    out: dict = {}
+    for r in metrics.sort("strategy", "metric", "budget", nulls_last=True).iter_rows(named=True):
+        key = f"{r['metric']}@{r['budget']}" if r["budget"] is not None else r["metric"]
+        out.setdefault(r["strategy"], {})[key] = r["value"]
+        out[r["strategy"]]["n_queries"] = r["n_queries"]
+    return out
+
+
+def write_json(data, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

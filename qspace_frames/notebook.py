@@ -11,8 +11,8 @@ import polars as pl
 from .pipeline import Workbench
 
 
-def open_run(params_file: str, corpus: str, run_name: str, notebook: str = "") -> Workbench:
-    return Workbench(params_file=params_file, corpus_arg=corpus or None, run_name=run_name, notebook=notebook)
+def open_run(params_file: str, corpus: str, run_name: str, notebook: str = "", gold: str = "") -> Workbench:
+    return Workbench(params_file=params_file, corpus_arg=corpus or None, run_name=run_name, notebook=notebook, gold=gold or None)
 
 
 def show(chart: alt.Chart, wb: Workbench | None = None, name: str | None = None):

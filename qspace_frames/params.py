@@ -295,12 +295,18 @@ def _explain(path: Path, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def find_default(path: Path) -> Path | None:
-    for folder in [path.parent, *path.parent.parents]:
-        cand = folder / DEFAULT_NAME
-        if cand.is_file():
-            return cand
-    return None
+def default_chain(path: Path) -> list[Path]:
+    """The default.yaml files a parameters file is merged over, outermost first: the nearest
+    default.yaml in its folder or above, then the one above that, and so on."""
+    chain: list[Path] = []
+    folder = path.parent
+    while True:
+        cand = next((d / DEFAULT_NAME for d in [folder, *folder.parents]
+                     if (d / DEFAULT_NAME).is_file() and (d / DEFAULT_NAME).resolve() not in {c.resolve() for c in [path, *chain]}), None)
+        if cand is None:
+            return chain
+        chain.insert(0, cand)
+        folder = cand.parent.parent
 
 
 def load_params(path: str | Path | None = None) -> Params:
@@ -308,12 +314,8 @@ def load_params(path: str | Path | None = None) -> Params:
     if path is None:
         return Params()
     path = Path(path)
-    layers: list[tuple[Path, dict]] = []
     data = _read_yaml(path)
-    default = find_default(path.resolve()) if path.is_file() else None
-    if default is not None and default.resolve() != path.resolve():
-        layers.append((default, _read_yaml(default)))
-    layers.append((path, data))
+    layers = [(d, _read_yaml(d)) for d in default_chain(path.resolve())] + [(path, data)]
     merged: dict = {}
     for src, layer in layers:
         try:  # validate each layer alone first so an error names the file it came from

@@ -98,7 +98,7 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
     return sha256_hex(canonical_json({"notebook": sha256_hex(nb.read_bytes()), "base": base, "previous": previous}))
 
 
-def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None) -> str:
+def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None, gold: str | None = None) -> str:
     """What every notebook of the run depends on: parameters, the corpus's bytes, the code."""
     from .pipeline import Workbench
 
@@ -107,7 +107,10 @@ def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str |
         fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows()))
     except FileNotFoundError:  # no corpus: the notebooks will say so themselves
         fp = None
-    return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "code": code_hash(), "run": run_name}))
+    g = Path(gold) if gold else None
+    g = g if g is None or g.is_absolute() else root / g
+    gold_fp = sha256_hex(g.read_bytes()) if g is not None and g.is_file() else None
+    return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "gold": gold_fp, "code": code_hash(), "run": run_name}))
 
 
 def _artifacts_present(root: Path, params, entry: dict) -> bool:
@@ -123,7 +126,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: list[str] | None = None,
-        out=sys.stdout) -> int:
+        out=sys.stdout, gold: str | None = None) -> int:
     """Run every notebook (or those named in `only`) in order. Returns a process exit code."""
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
@@ -134,7 +137,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
     kernel = _kernel_name()
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
-    base = _run_base(root, params_file, params, run_name, corpus)
+    base = _run_base(root, params_file, params, run_name, corpus, gold)
     keys_path = run_dir / "notebook_keys.json"
     keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
     executed, previous, n_kept = [], "", 0
@@ -153,7 +156,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
             pm.execute_notebook(
                 str(nb), str(target), kernel_name=kernel, language="python", cwd=str(root), progress_bar=False, log_output=False,
                 parameters={"params_file": params_file, "run_name": run_name, "corpus": corpus or "",
-                            "notebook": nb.stem},
+                            "gold": gold or "", "notebook": nb.stem},
             )
         except PapermillExecutionError as e:
             first = (e.source or "").strip().splitlines()[:1]
@@ -191,7 +194,7 @@ def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout)
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    for nb_path in notebooks(root):
+    for nb_path in [*notebooks(root), root / "notebooks" / SWEEP_NOTEBOOK]:
         if only and nb_path.stem not in only and nb_path.stem[:2] not in only:
             continue
         print(f"refreshing {nb_path.name} ...", file=out, flush=True)
@@ -226,3 +229,38 @@ def install_kernel() -> Path:
     }
     (d / "kernel.json").write_text(_json.dumps(spec, indent=1) + "\n", encoding="utf-8")
     return d
+
+
+TREE_STAGES = ("trees", "simulation", "evaluation")
+SWEEP_NOTEBOOK = "sweep.ipynb"
+
+
+def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "sweep", out=sys.stdout) -> int:
+    """Run the tree and evaluation notebooks once per weights file (everything upstream comes from
+    the store), then the sweep notebook that compares the weight sets."""
+    import papermill as pm
+
+    for f in weight_files:  # every file is validated before any work
+        load_params(Path(f) if Path(f).is_absolute() else root / f)
+    for f in weight_files:
+        run_name = f"{name}-{Path(f).stem}"
+        print(f"== weights {f} -> reports/{run_name}/", file=out, flush=True)
+        code = run(root, f, run_name, corpus, only=["06", "07"], out=out)
+        if code:
+            return code
+        log = stage_log(root / "reports" / run_name)
+        up = summarize_log([e for e in log if e["stage"] not in TREE_STAGES])
+        down = summarize_log([e for e in log if e["stage"] in TREE_STAGES])
+        print(f"   upstream stages: {up[0]} reused, {up[1]} recomputed; tree/simulation/evaluation: {down[0]} reused, {down[1]} computed",
+              file=out, flush=True)
+    run_dir = root / "reports" / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    target = run_dir / SWEEP_NOTEBOOK
+    print(f"== comparing {len(weight_files)} weight sets -> {target.relative_to(root)}", file=out, flush=True)
+    pm.execute_notebook(str(root / "notebooks" / SWEEP_NOTEBOOK), str(target), kernel_name=_kernel_name(), language="python",
+                        cwd=str(root), progress_bar=False, log_output=False,
+                        parameters={"weights": list(weight_files), "corpus": corpus or "", "run_name": name})
+    to_html(target)
+    index = write_index(run_dir, name, [target])
+    print(f"Report: {index.relative_to(root)}", file=out)
+    return 0

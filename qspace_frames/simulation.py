@@ -77,7 +77,7 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
 def traces_markdown(sims: pl.DataFrame, nodes: pl.DataFrame, inventory: pl.DataFrame, docs: pl.DataFrame, n: int = 12) -> str:
     """Readable walkthroughs of a few simulated questions (one per intent first, then the rest)."""
     pick = sims.filter(pl.col("correct")).sort(["intent", "affordance_id"]).group_by("intent", maintain_order=True).head(2).head(n)
-    pick = pick.join(inventory.select("doc_id", "path"), on="doc_id", how="left").join(docs, on="doc_id", how="left")
+    pick = pick.join(inventory.select("doc_id", pl.col("path").alias("doc_path")), on="doc_id", how="left").join(docs, on="doc_id", how="left")
     ok = sims["correct"].sum()
     lines = ["# Sample retrieval traces", "",
              f"{sims.height} direct questions replayed against the selected tree of their fragment; "
@@ -86,7 +86,7 @@ def traces_markdown(sims: pl.DataFrame, nodes: pl.DataFrame, inventory: pl.DataF
         quote = r["doc_text"][r["span_start"]:r["span_end"]] if r["doc_text"] else ""
         lines += [
             f"## {r['intent']}: {r['question']}", "",
-            f"- document: `{r['path']}`, characters {r['span_start']}-{r['span_end']}",
+            f"- document: `{r['doc_path']}`, characters {r['span_start']}-{r['span_end']}",
             f"- tree: `{r['candidate']}` ({r['nodes_visited']} nodes visited, {r['context_tokens']} tokens loaded, depth {r['path_length']})",
             "- walk: " + " -> ".join(f"`{p}`" for p in (r["path"] or [])),
             f"- answer: {', '.join(r['answer'] or [])}",

@@ -327,3 +327,12 @@ def _branches(nodes: pl.LazyFrame, needed: pl.LazyFrame) -> pl.LazyFrame:
         .filter((pl.col("preorder") >= pl.col("top_pre")) & (pl.col("next_pre").is_null() | (pl.col("preorder") < pl.col("next_pre"))))
         .group_by("tree_id", "prototype_id").agg(pl.col("top").n_unique().alias("_branches"))
     )
+
+
+def representative(scores: pl.DataFrame, n: int = 12) -> pl.DataFrame:
+    """Up to n selected trees to draw: round-robin over the selected shapes, largest trees first."""
+    sel = scores.filter(pl.col("selected")).sort(["candidate", "n_nodes", "tree_id"], descending=[False, True, False])
+    return (
+        sel.with_columns(pl.int_range(pl.len()).over("candidate").alias("_i"))
+        .sort(["_i", "candidate"]).head(n).drop("_i")
+    )

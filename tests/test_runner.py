@@ -76,3 +76,22 @@ def test_second_run_keeps_unchanged_notebooks_and_reruns_edited_ones(tmp_path, r
     # the edited notebook and every one after it run again
     assert out.getvalue().count("unchanged") == 0
     assert "one, edited" in (proj / "reports" / "again" / "01_step.ipynb").read_text()
+
+
+def test_eval_command_writes_metrics_json(root, tmp_path):
+    """`qspace eval` on the sample corpus with the example gold file: every strategy, every budget."""
+    import json
+
+    name = "test-eval-example"
+    out = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "eval", "--corpus", "sample_corpus",
+                          "--gold", "tests/data/gold_example.jsonl", "--name", name], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, out.stdout + out.stderr
+    metrics = json.loads((root / "reports" / name / "evaluation" / "metrics.json").read_text())
+    assert set(metrics) == {"bm25_chunks", "source_order", "heading_tree", "qspace"}
+    for strategy, m in metrics.items():
+        assert m["n_queries"] == 5
+        recalls = [m[f"evidence_recall@{b}"] for b in (256, 512, 1024, 2048)]
+        assert recalls == sorted(recalls) and 0 <= recalls[0] and recalls[-1] <= 1
+    bad = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "eval", "--corpus", "sample_corpus",
+                          "--gold", str(tmp_path / "missing.jsonl"), "--name", name], capture_output=True, text=True, cwd=root)
+    assert bad.returncode == 2 and "missing.jsonl" in bad.stderr
