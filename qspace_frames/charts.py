@@ -214,11 +214,12 @@ def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
     layers: dict[int, list[str]] = {}
     for n, d in nodes.sort("preorder").select("node_id", "depth").rows():
         layers.setdefault(d, []).append(n)
-    pos = nx.multipartite_layout(g, subset_key=layers, align="horizontal")
+    # depth runs left to right and siblings stack top to bottom, so leaf labels never overlap
+    pos = nx.multipartite_layout(g, subset_key=layers, align="vertical")
     pts = nodes.select("node_id", "kind", "label", "tokens", "depth").with_columns(
         pl.col("node_id").map_elements(lambda n: round(float(pos[n][0]), 4), return_dtype=pl.Float64).alias("x"),
         pl.col("node_id").map_elements(lambda n: round(-float(pos[n][1]), 4), return_dtype=pl.Float64).alias("y"),
-        pl.col("label").str.slice(0, 40).alias("short"),
+        pl.col("label").str.slice(0, 34).alias("short"),
     )
     xy = pts.select("node_id", "x", "y")
     segs = (
@@ -231,7 +232,7 @@ def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
     dots = alt.Chart(pts).mark_circle(size=90).encode(x=alt.X("x:Q", **no_axis), y=alt.Y("y:Q", **no_axis), color=alt.Color("kind:N"),
                                                       tooltip=["label", "tokens", "depth"])
     text = alt.Chart(pts).mark_text(align="left", dx=6, fontSize=8).encode(x="x:Q", y="y:Q", text="short:N")
-    return (lines + dots + text).properties(title=title, width=260, height=160)
+    return (lines + dots + text).properties(title=title, width=170, height=170)
 
 
 def recall_curves(metrics: pl.DataFrame, title: str) -> alt.Chart:

@@ -134,6 +134,12 @@ _Unit = Annotated[float, Field(ge=0, le=1)]
 _TOL = 1e-9
 
 
+def _sums_to_one(name: str, parts) -> None:
+    total = sum(parts)
+    if abs(total - 1.0) > _TOL:
+        raise ValueError(f"{name} must sum to 1.0, got {total:.12g}")
+
+
 class DensityParams(_Strict):
     intent_risk_prior: dict[str, _Unit] = Field(default_factory=lambda: dict(DEFAULT_RISK_PRIOR))
     default_risk: _Unit = 0.5          # an intent missing from intent_risk_prior
@@ -146,13 +152,8 @@ class DensityParams(_Strict):
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self):
-        for name, parts in (
-            ("importance weights (w_risk + w_support + w_doc)", (self.w_risk, self.w_support, self.w_doc)),
-            ("density weights (d_support + d_importance + d_doc)", (self.d_support, self.d_importance, self.d_doc)),
-        ):
-            total = sum(parts)
-            if abs(total - 1.0) > _TOL:
-                raise ValueError(f"{name} must sum to 1.0, got {total:.12g}")
+        _sums_to_one("importance weights (w_risk + w_support + w_doc)", (self.w_risk, self.w_support, self.w_doc))
+        _sums_to_one("density weights (d_support + d_importance + d_doc)", (self.d_support, self.d_importance, self.d_doc))
         return self
 
 
@@ -170,9 +171,7 @@ class ProximityParams(_Strict):
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self):
-        total = sum(getattr(self, w) for w in _W)
-        if abs(total - 1.0) > 1e-9:
-            raise ValueError(f"proximity weights must sum to 1.0, got {total:.12g}")
+        _sums_to_one("proximity weights", [getattr(self, w) for w in _W])
         return self
 
 
