@@ -287,6 +287,8 @@ class Workbench:
         data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
         data.setdefault("artifacts", {})[stage] = aid
         data["params_hash"] = self.params.hash()
+        data["params_file"] = self.rel(self.root / self.params_file) if self.params_file else None
+        data["gold"] = self.rel(self.gold_file) if self.gold_file else None
         data["corpus"] = self.rel(self.corpus)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -356,10 +356,12 @@ QUESTION_STOP_WORDS = tuple(sorted(set(STOP_WORDS) | {
     "about", "after", "all", "also", "any", "before", "both", "could", "did", "does", "each", "every",
     "get", "give", "here", "just", "list", "many", "may", "me", "might", "more", "much", "must", "my",
     "need", "needs", "please", "shall", "should", "show", "some", "tell", "us", "whose", "within",
-    "over", "under", "above", "below", "less", "one", "there", "any", "am", "did", "done", "per", "via",
+    "over", "under", "above", "below", "less", "one", "there", "am", "done", "per", "via", "regarding",
+    "find", "explain", "describe", "summarise", "summarize", "say", "says", "said", "mention", "mentions",
+    "named", "called", "titled", "page", "pages", "slide", "slides", "sheet", "sheets", "tab", "tabs",
     "le", "la", "les", "de", "du", "des", "et", "pour", "qui", "que", "quel", "quelle", "quels", "quelles",
-    "est", "un", "une", "au", "aux", "en", "dans", "sur", "par", "der", "die", "das", "den", "dem", "des",
-    "und", "für", "wer", "was", "ist", "ein", "eine", "von", "mit", "im", "über", "bei", "zu",
+    "est", "un", "une", "au", "aux", "en", "dans", "sur", "par", "der", "die", "das", "den", "dem",
+    "und", "für", "wer", "ist", "ein", "eine", "von", "mit", "im", "über", "bei", "zu",
 }))
 
 _WH = r"(?:who|whom|whose|what|when|where|which|why|how)"
@@ -500,6 +502,7 @@ ANCHOR_PATTERNS: tuple[tuple[str, str], ...] = (
     ("number", r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d{4,}\b"),  # 25,000, 2024
 )
 ANCHOR = "|".join(f"(?:{p})" for _, p in ANCHOR_PATTERNS)
+CODE_ANCHOR = r"^(?:[A-Z]\d|[A-Z]{2}\.[A-Z]{2}|[A-Z]{2,}[A-Z0-9]*-)"  # an article, control or document code names a topic
 
 # capitalised multi-word names that contain "and" and must not be split as coordination
 FIXED_PHRASES: tuple[tuple[str, str], ...] = (
@@ -534,11 +537,15 @@ MAX_CONJUNCT_WORDS = 5
 DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
     ("conversation",
      r"(?i)\b(?:the|that) (?:previous|other|same|last) one\b|\bsame as (?:before|last time)\b|\blike (?:before|last time)\b|"
-     r"\bas (?:discussed|mentioned) (?:before|earlier)\b|^\W*(?:and\s+)?(?:what|how) about\b",
+     r"\bas (?:discussed|mentioned) (?:before|earlier)\b",
      "always", "'{m}' refers to an earlier exchange the parser cannot see",
      "Which document, topic or value do you mean by '{m}'?"),
+    ("follow_up",
+     r"(?i)^\W*(?:and\s+)?(?:what|how) about\b",
+     "always", "'{m}' follows up an earlier exchange the parser cannot see",
+     "Please ask the whole question: which document, topic or value do you mean?"),
     ("relative_time",
-     r"(?i)\b(?:last|this|next|previous|prior|current) (?:fiscal year|year|quarter|month|week)(?:'s)?\b|\byesterday\b|\brecently\b|\byear to date\b|\bytd\b",
+     r"(?i)\b(?:last|this|next|previous|prior|current) (?:fiscal year|year|quarter|month|week)\b|\byesterday\b|\brecently\b|\byear to date\b|\bytd\b",
      "no_date", "relative period '{m}' cannot be resolved to dates",
      "Which period do you mean by '{m}' (for example Q2 2025 or the year 2024)?"),
     ("definite",
@@ -551,6 +558,12 @@ DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
      r"(?i)\b(?:it|its|they|them|their|he|she|him|his|her)\b",
      "no_topic_not_sequential", "pronoun '{m}' has no antecedent: the question names no document or topic",
      "What does '{m}' refer to? Please name the document, topic or value."),
+)
+# "the rules for gifts", "the limit of the card": a qualified definite has its antecedent in the question
+QUALIFIED = (
+    r"(?i)\b(?:the|that|this|those|these)\s+(?:\w+\s+)?(?:caps?|limits?|thresholds?|version|rules?|polic(?:y|ies)|document|file|numbers|figures|"
+    r"deadline|report|changes?|update|procedure|process|form|contract|agreement|matrix|guidelines|standard)\s+"
+    r"(?:for|of|on|about|regarding|covering|governing|to|under|between)\s+(?:the\s+|a\s+|an\s+)?\w{3,}"
 )
 NAMED_DOCUMENT = r"\b[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|and|&))*\s+(?:Policy|Procedure|Matrix|Catalog|Catalogue|Guidelines|Standard|Agreement|Contract|Addendum|Plan|Report|Handbook|Runbook|Checklist)\b"
 
@@ -606,7 +619,9 @@ def _content_words(t: pl.Expr) -> pl.Expr:
     )
 
 
-def _kw(lf: pl.DataFrame, text: pl.Expr, weight, source: str, group, is_regex: bool = False) -> pl.DataFrame:
+def _kw(lf: pl.DataFrame, text: pl.Expr, weight: float | pl.Expr, source: str, group: str | pl.Expr | None,
+        is_regex: bool | pl.Expr = False) -> pl.DataFrame:
+    """Keyword rows (_row, text, weight, source, semantic_group, is_regex)."""
     return lf.select(
         "_row", text.alias("text"), (weight if isinstance(weight, pl.Expr) else pl.lit(weight)).cast(pl.Float64).alias("weight"),
         pl.lit(source).alias("source"), (group if isinstance(group, pl.Expr) else pl.lit(group, dtype=pl.String)).alias("semantic_group"),
@@ -660,8 +675,9 @@ def _dictionary_hits(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.D
     """
     lit = d.keywords.filter(~pl.col("is_regex"))
     keys = lit.select("key").unique().with_columns(pl.col("key").str.len_bytes().alias("_n")).sort(["_n", "key"], descending=[True, False])["key"].to_list()
+    found = pl.col("_skey").str.extract_many(keys, leftmost=True) if keys else pl.lit([], dtype=pl.List(pl.String))
     hits = (
-        q.select("_row", "_skey", "_qterms", pl.col("_skey").str.extract_many(keys, leftmost=True).alias("key"))
+        q.select("_row", "_skey", "_qterms", found.alias("key"))
         .explode("key").filter(pl.col("key").is_not_null()).unique(["_row", "key"])
     )
     cand = (
@@ -677,7 +693,7 @@ def _dictionary_hits(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.D
     resolved = cand.filter((pl.col("_n_concepts") == 1) | ((pl.col("_overlap") == pl.col("_best")) & (pl.col("_n_best") == 1)))
     ambiguous_keys = cand.filter((pl.col("_n_concepts") > 1) & (pl.col("_n_best") > 1)).select("_row", "key").unique()
     # the keyword as the table writes it: the best-ranked spelling of the key
-    spelled = lit.sort("priority", "keyword").group_by("key", maintain_order=True).agg(
+    spelled = lit.group_by("key").agg(
         pl.col("keyword").sort_by(pl.col("keyword").str.len_chars(), "keyword").first().alias("keyword"), pl.col("weight").max())
     ambiguous = ambiguous_keys.join(spelled, on="key").select("_row", "keyword", "weight")
 
@@ -699,7 +715,7 @@ def _keywords(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.DataFram
         _kw(expanded, pl.col("pattern"), pl.col("weight"), "expert_dictionary", pl.col("concept"), pl.col("is_regex")),
         _kw(ambiguous, pl.col("keyword"), pl.col("weight"), "expert_dictionary", None),
         _anchors(q),
-        _kw(_long(q.select("_row", "_content"), "_content"), pl.col("_content"), QUESTION_WEIGHT, "question", None),
+        _kw(_long(q.select("_row", "_qwords"), "_qwords"), pl.col("_qwords"), QUESTION_WEIGHT, "question", None),
     ]
     rank = pl.col("source").replace_strict({s: i for i, s in enumerate(SOURCES)}, return_dtype=pl.Int64)
     key = pl.when(pl.col("is_regex")).then(pl.lit(REGEX_PREFIX) + pl.col("text")).otherwise(pl.col("text").str.to_lowercase())
@@ -725,8 +741,9 @@ def _value_hits(q: pl.DataFrame, d: Dictionary) -> pl.DataFrame:
     """
     words = d.value_sets.filter(pl.col("kind") != "symbol")
     keys = words.select("key").unique().with_columns(pl.col("key").str.len_bytes().alias("_n")).sort(["_n", "key"], descending=[True, False])["key"].to_list()
+    matched = pl.col("_vkey").str.extract_many(keys, leftmost=True) if keys else pl.lit([], dtype=pl.List(pl.String))
     found = (
-        q.select("_row", "_vkey", "_vkey_cs", pl.col("_vkey").str.extract_many(keys, leftmost=True).alias("key"))
+        q.select("_row", "_vkey", "_vkey_cs", matched.alias("key"))
         .with_columns(pl.int_ranges(pl.col("key").list.len()).alias("_pos"))
         .explode("key", "_pos").filter(pl.col("key").is_not_null())
         .join(words.select("key", "set", "canonical", "case_sensitive", "cs_key"), on="key")
@@ -784,60 +801,68 @@ def _first_rule(rules, col: str = "_t", group: int | None = None) -> pl.Expr:
     return pl.coalesce([pl.col(col).str.extract(p, group).str.strip_chars(" '\"") for _, p in rules])
 
 
-def _dx_bounds(dx: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """First and last day of a date expression (a day, month, quarter, half, fiscal year, year)."""
-    g = dx.str.to_lowercase().str.strip_chars().str.extract_groups(_DX_PARTS)
-    f = lambda n: g.struct.field(n)  # noqa: E731
-    i = lambda n: f(n).cast(pl.Int32, strict=False)  # noqa: E731
-    month = lambda n: f(n).str.slice(0, 3).replace_strict(_MONTH_NUMBER, default=None, return_dtype=pl.Int32)  # noqa: E731
-    day = lambda y, m, dd: pl.concat_str([f(y), pl.lit("-"), m.cast(pl.String).str.zfill(2), pl.lit("-"), f(dd).str.zfill(2)]).str.to_date("%Y-%m-%d", strict=False)  # noqa: E731
-    iso = pl.concat_str([f("iy"), pl.lit("-"), f("im"), pl.lit("-"), f("id")]).str.to_date("%Y-%m-%d", strict=False)
-    d1, d2 = day("y1", month("m1"), "d1"), day("y2", month("m2"), "d2")
-    q = pl.coalesce(i("q1"), i("q2"))
-    qy = pl.coalesce(i("qy1"), i("qy2"))
-    fy = pl.when(f("fy").str.len_chars() == 2).then(2000 + i("fy")).otherwise(i("fy"))
-    m3, y3 = month("m3"), i("y3")
+def _dx_bounds(dx: pl.DataFrame) -> pl.DataFrame:
+    """First and last day of each date expression in column `dx` (a day, month, quarter, half,
+    fiscal year or year): adds `start` and `end`. Staged in columns, so the plan stays small."""
+    g = dx.with_columns(pl.col("dx").str.to_lowercase().str.strip_chars().str.extract_groups(_DX_PARTS).alias("_g")).unnest("_g")
+    i = lambda n: pl.col(n).cast(pl.Int32, strict=False)  # noqa: E731
+    month = lambda n: pl.col(n).str.slice(0, 3).replace_strict(_MONTH_NUMBER, default=None, return_dtype=pl.Int32)  # noqa: E731
+    ymd = lambda y, m, d: pl.concat_str([pl.col(y), pl.lit("-"), m.cast(pl.String).str.zfill(2), pl.lit("-"), pl.col(d).str.zfill(2)]).str.to_date("%Y-%m-%d", strict=False)  # noqa: E731
+    g = g.with_columns(
+        pl.coalesce(ymd("iy", i("im"), "id"), ymd("y1", month("m1"), "d1"), ymd("y2", month("m2"), "d2")).alias("_day"),
+        pl.coalesce(i("qy1"), i("qy2"), i("hy"), i("y3"),
+                    pl.when(pl.col("fy").str.len_chars() == 2).then(2000 + i("fy")).otherwise(i("fy")), i("y4")).alias("_y"),
+        pl.coalesce(pl.coalesce(i("q1"), i("q2")) * 3 - 2, i("h") * 6 - 5, month("m3"), pl.when(i("fy").is_not_null() | i("y4").is_not_null()).then(1)).alias("_m0"),
+        pl.coalesce(pl.coalesce(i("q1"), i("q2")) * 3, i("h") * 6, month("m3"), pl.when(i("fy").is_not_null() | i("y4").is_not_null()).then(12)).alias("_m1"),
+    )
+    ok = pl.col("_y").is_between(1000, 2999) & pl.col("_m0").is_between(1, 12) & pl.col("_m1").is_between(1, 12)
+    return g.select(
+        *dx.columns,
+        pl.coalesce(pl.col("_day"), pl.when(ok).then(pl.date(pl.col("_y"), pl.col("_m0"), 1))).alias("start"),
+        pl.coalesce(pl.col("_day"), pl.when(ok).then(pl.date(pl.col("_y"), pl.col("_m1"), 1).dt.month_end())).alias("end"),
+    )
 
-    def first(y, m):
-        return pl.when(y.is_between(1000, 2999) & m.is_between(1, 12)).then(pl.date(y, m, 1))
 
-    start = pl.coalesce(iso, d1, d2, first(qy, q * 3 - 2), first(i("hy"), i("h") * 6 - 5), first(fy, pl.lit(1)), first(y3, m3), first(i("y4"), pl.lit(1)))
-    end = pl.coalesce(iso, d1, d2, first(qy, q * 3).dt.month_end(), first(i("hy"), i("h") * 6).dt.month_end(),
-                      first(fy, pl.lit(12)).dt.month_end(), first(y3, m3).dt.month_end(), first(i("y4"), pl.lit(12)).dt.month_end())
-    return start, end
-
-
-def _scope_dates(t: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    rng = t.str.extract_groups(DATE_RANGE)
-    a_start, _ = _dx_bounds(rng.struct.field("1"))
-    _, b_end = _dx_bounds(rng.struct.field("2"))
-    op_g = t.str.extract_groups(DATE_OPERATOR)
-    op = op_g.struct.field("1").str.to_lowercase().str.replace(r"\s+", " ")
-    o_start, o_end = _dx_bounds(op_g.struct.field("2"))
-    b_start, b_end2 = _dx_bounds(t.str.extract(DATE_BARE, 1).str.replace(r"(?i)\s+[a-z]+$", ""))
+def _scope_dates(q: pl.DataFrame) -> pl.DataFrame:
+    """scope_date_from / scope_date_to: a range ("between March 2023 and June 2024"), an open
+    start ("since January 2025", "after 2023"), an open end ("before 2020", "until June 30, 2025"),
+    or the period itself ("in 2024", "Q2 2025", "FY2026", "on 2025-03-01")."""
+    rng = pl.col("_t").str.extract_groups(DATE_RANGE)
+    op = pl.col("_t").str.extract_groups(DATE_OPERATOR)
+    parts = q.select(
+        "_row", rng.struct.field("1").alias("a"), rng.struct.field("2").alias("b"),
+        op.struct.field("1").str.to_lowercase().str.replace_all(r"\s+", " ").alias("op"), op.struct.field("2").alias("o"),
+        pl.col("_t").str.extract(DATE_BARE, 1).str.replace(r"(?i)\s+[a-z]+$", "").alias("bare"),
+    )
+    long = pl.concat([parts.select("_row", pl.lit(k).alias("slot"), pl.col(k).alias("dx")) for k in ("a", "b", "o", "bare")])
+    b = _dx_bounds(long.filter(pl.col("dx").is_not_null()))
+    wide = b.group_by("_row").agg(*[pl.col(c).filter(pl.col("slot") == k).first().alias(f"{k}_{c}") for k in ("a", "b", "o", "bare") for c in ("start", "end")])
+    w = parts.select("_row", "op").join(wide, on="_row", how="left")
+    op_ = pl.col("op")
     one_day = pl.duration(days=1)
-    open_start = op.is_in(["since", "from", "starting", "starting in", "starting from", "starting on", "as of"])
-    after = op == "after"
-    before = op.is_in(["before", "prior to"])
-    until = op.is_in(["until", "till", "up to", "through", "by"])
-    has_range = a_start.is_not_null() & b_end.is_not_null()
-    has_op = o_start.is_not_null()
+    open_start = op_.is_in(["since", "from", "starting", "starting in", "starting from", "starting on", "as of"])
+    after = op_ == "after"
+    before = op_.is_in(["before", "prior to"])
+    until = op_.is_in(["until", "till", "up to", "through", "by"])
+    has_range = pl.col("a_start").is_not_null() & pl.col("b_end").is_not_null()
+    has_op = pl.col("o_start").is_not_null()
+    none = pl.lit(None, dtype=pl.Date)
     frm = (
-        pl.when(has_range).then(a_start)
-        .when(has_op & open_start).then(o_start)
-        .when(has_op & after).then(o_end + one_day)
-        .when(has_op & (before | until)).then(pl.lit(None, dtype=pl.Date))
-        .when(has_op).then(o_start)
-        .otherwise(b_start)
+        pl.when(has_range).then(pl.col("a_start"))
+        .when(has_op & open_start).then(pl.col("o_start"))
+        .when(has_op & after).then(pl.col("o_end") + one_day)
+        .when(has_op & (before | until)).then(none)
+        .when(has_op).then(pl.col("o_start"))
+        .otherwise(pl.col("bare_start"))
     )
     to = (
-        pl.when(has_range).then(b_end)
-        .when(has_op & (open_start | after)).then(pl.lit(None, dtype=pl.Date))
-        .when(has_op & before).then(o_start - one_day)
-        .when(has_op).then(o_end)
-        .otherwise(b_end2)
+        pl.when(has_range).then(pl.col("b_end"))
+        .when(has_op & (open_start | after)).then(none)
+        .when(has_op & before).then(pl.col("o_start") - one_day)
+        .when(has_op).then(pl.col("o_end"))
+        .otherwise(pl.col("bare_end"))
     )
-    return frm.cast(pl.Date), to.cast(pl.Date)
+    return w.select("_row", frm.cast(pl.Date).alias("scope_date_from"), to.cast(pl.Date).alias("scope_date_to"))
 
 
 def _parties(q: pl.DataFrame, d: Dictionary) -> pl.DataFrame:
@@ -869,15 +894,18 @@ def _intents() -> pl.Expr:
 
 
 def _answer_type(d: Dictionary, col: str) -> pl.Expr:
-    """The type whose question cue matches earliest in the (main) question; ties go to the lower
-    priority number; no cue at all: text."""
+    """The type whose question cue matches earliest in the (main) question; at the same place the
+    longer cue wins ("budget deadline" is a date, "budget" an amount), then the lower priority
+    number; no cue at all: text."""
     scores, names = [], []
     for name, prio, cue in d.answer_types.select("answer_type", "priority", "question_cues").iter_rows():
         if not cue:
             continue
         pos = pl.col(col).str.find(cue).cast(pl.Int64)
-        scores.append(pos * 1_000_000 + prio)
-        names.append((name, pos * 1_000_000 + prio))
+        length = pl.col(col).str.extract(f"({cue})", 1).str.len_bytes().cast(pl.Int64).clip(upper_bound=999)
+        score = pos * 1_000_000 - length * 1_000 + prio
+        scores.append(score)
+        names.append((name, score))
     if not scores:
         return pl.lit("text")
     best = pl.min_horizontal(scores)
@@ -963,7 +991,7 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     # unified: the first rule whose conjuncts are short noun phrases
     rest = f.filter(pl.col("_pattern").is_null())
     uni_parts = []
-    for k, (name, rule) in enumerate(UNIFIED_RULES):
+    for k, (_name, rule) in enumerate(UNIFIED_RULES):
         g = pl.col("_m").str.extract_groups(rule)
         u = rest.select(
             "_row", pl.lit(k).alias("_rule"),
@@ -1023,7 +1051,7 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     gate = {
         "always": pl.lit(True),
         "no_date": pl.col("scope_date_from").is_null() & pl.col("scope_date_to").is_null(),
-        "no_topic": ~pl.col("_has_topic"),
+        "no_topic": ~pl.col("_has_topic") & ~pl.col("_t").str.contains(QUALIFIED),
         "no_topic_not_sequential": ~pl.col("_has_topic") & (pl.col("decomposition_pattern") != "sequential"),
     }
     for _kind, pattern, when, reason, clarification in DANGLING:
@@ -1050,6 +1078,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     q = _input_frame(questions)
     q = q.with_columns(
         _content_words(pl.col("_t")).alias("_content"),
+        _content_words(pl.col("_t").str.replace_all(ANCHOR, " ")).alias("_qwords"),  # the pieces of "PR.AC-1" are not words
         _padded(_stems(pl.col("_t"))).alias("_skey"),
         terms_expr("_t").list.unique().alias("_qterms"),
         _padded(_tokens(pl.col("_t").str.to_lowercase())).alias("_vkey"),
@@ -1058,7 +1087,6 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     kw, amb, topic = _keywords(q, d)
     values = _value_hits(q, d)
     dec = _decompose(q)
-    date_from, date_to = _scope_dates(pl.col("_t"))
 
     f = (
         q.join(kw, on="_row", how="left").join(amb, on="_row", how="left").join(topic, on="_row", how="left")
@@ -1069,18 +1097,20 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
         .join(_sheets(q), on="_row", how="left")
         .join(_parties(q, d), on="_row", how="left")
         .join(dec, on="_row", how="left")
+        .join(_scope_dates(q), on="_row", how="left")
         .sort("_row")
     )
     main = pl.when(pl.col("decomposition_pattern") == "conditional").then(pl.col("sub_questions").list.first()).otherwise(pl.col("_t")).fill_null("")
     has_topic = (
         pl.col("_topic_concept").fill_null(False)
-        | pl.col("keywords").list.eval((pl.element().struct.field("source") == "direct")
-                                       | pl.element().struct.field("text").str.contains(r"^(?:[A-Z]\d|[A-Z]{2}\.[A-Z]{2}|[A-Z]{2,}[A-Z0-9]*-)")).list.any().fill_null(False)
+        | pl.col("keywords").list.eval(
+            (pl.element().struct.field("source") == "direct")
+            | ((pl.element().struct.field("source") == "anchor") & pl.element().struct.field("text").str.contains(CODE_ANCHOR))
+        ).list.any().fill_null(False)
         | pl.col("_t").str.contains(NAMED_DOCUMENT)
     )
     f = f.with_columns(
         main.alias("_main"), has_topic.alias("_has_topic"),
-        date_from.alias("scope_date_from"), date_to.alias("scope_date_to"),
         _intents().alias("intents"),
         _first_rule(SHAPE_RULES).fill_null("single").alias("answer_shape"),
         _first_rule(LAYOUT_RULES).alias("layout_hint"),

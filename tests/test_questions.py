@@ -258,7 +258,7 @@ def test_an_edited_dictionary_changes_the_parse(tmp_path):
 
 # ---- robustness ----------------------------------------------------------------------------------
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.lists(st.one_of(st.text(max_size=300), st.sampled_from(["", " ", "???", "\x00", "“”", "'", '"', "pages 1-99999999999", "é" * 50,
                                                                    "and and and ; then if", "between and", "Q9 2025", "FY99", "section"])),
                 min_size=1, max_size=8))

@@ -1,0 +1,269 @@
+"""Answering a user's question with a verbatim, cited span.
+
+parsed question -> candidate prototypes (its intents) -> candidate sentences (BM25 of the question
+and its keywords, within the scope filters and pinned pages, sections, sheets and slides; a boost
+for sentences that are evidence leaves of a candidate prototype in their fragment's selected tree)
+-> the answer: the best sentence in which the answer type's pattern matches on the same line as a
+keyword (two signals). Nothing confirmed means "no answer found", never a guess; a vague question
+gets its clarification back; a compound one is answered per sub-question.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .affordances import sentences
+from .baselines import bm25_scores
+from .params import AffordanceParams, EvalParams
+from .questions import answer_types, load_dictionary, parse_questions
+
+ANSWERS = {
+    "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,
+    "document": pl.String, "page": pl.Int64, "heading_path": pl.List(pl.String), "char_start": pl.Int64, "char_end": pl.Int64,
+    "doc_id": pl.String, "fragment_id": pl.String, "answer_type": pl.String, "score": pl.Float64,
+    "clarification": pl.String, "sub_answers": pl.List(pl.String),
+}
+STATUSES = ("answered", "no_answer", "clarification", "compound")
+TOP_K = 8  # candidate sentences checked for confirmation, best first
+MIN_COVERAGE = 0.6  # share of the question's own words a candidate (with its headings) must contain
+
+
+def _units(wb) -> pl.DataFrame:
+    """Every sentence of the corpus with its fragment's context and its document path."""
+    fr = wb.read("fragments")
+    inv = wb.read("corpus", "inventory").select("doc_id", pl.col("path").alias("document"))
+    ap = wb.params.affordances
+    s = sentences(fr.lazy(), AffordanceParams(**{**ap.model_dump(), "min_sentence_chars": 1, "max_sentence_chars": 10**9})).collect()
+    return (
+        s.join(fr.select("fragment_id", "page", "kind"), on="fragment_id")
+        .join(inv, on="doc_id")
+        .select("doc_id", "document", "fragment_id", "page", "kind", "heading_path",
+                pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
+        .sort("doc_id", "char_start")
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"),
+            # what a sentence is searched by: itself, its section headings and its document's name
+            pl.concat_str([pl.col("text"), pl.col("heading_path").list.join(" "),
+                           pl.col("document").str.replace_all(r"[/_.\-]", " ")], separator=" ").alias("search"),
+        )
+    )
+
+
+def _leaf_intents(wb) -> pl.DataFrame:
+    """(fragment_id, span_start, intent): sentences that are evidence leaves of a selected tree."""
+    nodes = wb.read("trees", "tree_nodes")
+    sel = wb.read("trees", "tree_scores").filter(pl.col("selected")).select("tree_id")
+    ev = wb.read("evidence").select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
+    protos = wb.read("prototypes").select("prototype_id", "intent")
+    return (
+        nodes.join(sel, on="tree_id").filter(pl.col("kind") == "leaf").select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
+        .join(ev, on="evidence_id").join(protos, on="prototype_id").select("fragment_id", "char_start", "intent").unique()
+    )
+
+
+def _search_text(parsed: pl.DataFrame) -> pl.Expr:
+    """The question plus its direct, dictionary and anchor keywords (what BM25 scores)."""
+    kw = pl.col("keywords").list.eval(pl.element().struct.field("text")).list.join(" ")
+    return pl.concat_str([pl.col("question"), kw], separator=" ")
+
+
+def _contains_any(text: str, needles: str) -> pl.Expr:
+    """Whether the text column contains any string of the list column (case-insensitive)."""
+    return pl.struct(text, needles).map_batches(
+        lambda s: pl.Series([any(n.lower() in (r[text] or "").lower() for n in (r[needles] or [])) for r in s.to_list()], dtype=pl.Boolean),
+        return_dtype=pl.Boolean,
+    )
+
+
+def _coverage(text: str, words: str) -> pl.Expr:
+    """Share of the words (stemmed prefix match) found in the text; 1.0 when there are none."""
+    def cov(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            t, ws = (r[text] or "").lower(), [w for w in (r[words] or []) if len(w) >= 2]
+            out.append(sum(1 for w in ws if w[: max(4, len(w) - 2)] in t) / len(ws) if ws else 1.0)
+        return pl.Series(out, dtype=pl.Float64)
+
+    return pl.struct(text, words).map_batches(cov, return_dtype=pl.Float64)
+
+
+def in_scope() -> pl.Expr:
+    """Pinned pages, slides, sections and layout: a candidate outside them is not an answer."""
+    heading = pl.col("heading_path").list.join(" ").str.to_lowercase()
+    return (
+        ((pl.col("pages_hint").list.len() == 0) | pl.col("pages_hint").list.contains(pl.col("page")))
+        & ((pl.col("slides_hint").list.len() == 0) | pl.col("slides_hint").list.contains(pl.col("page")))
+        & (pl.col("toc_section_hint").is_null() | heading.str.contains(pl.col("toc_section_hint").str.to_lowercase(), literal=True))
+        & (pl.col("layout_hint").is_null() | (pl.col("layout_hint") != "table") | (pl.col("kind") == "table_row"))
+    )
+
+
+def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = None) -> pl.DataFrame:
+    """Parse and answer; one row per question (schema ANSWERS)."""
+    dictionary = dictionary or load_dictionary(wb.root / "params" / "dictionary")
+    p = p or wb.params.evaluation
+    parsed = parse_questions(questions, dictionary)
+    units = _units(wb)
+    leaves = _leaf_intents(wb)
+    types = answer_types(dictionary).select("answer_type", "retrieval_patterns")
+    # compound questions are answered per sub-question, then gathered
+    subs = parsed.filter(pl.col("decomposition_pattern") != "single").select("id", pl.col("sub_questions")).explode("sub_questions").drop_nulls()
+    simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
+    rows = [_answer_simple(simple_q, units, leaves, types, p)] if simple_q.height else []
+    if subs.height:
+        sub_ids = subs.with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
+        sub_parsed = parse_questions(pl.DataFrame({"id": sub_ids["sub_id"], "question": sub_ids["sub_questions"]}), dictionary)
+        sub_ans = _answer_simple(sub_parsed.filter(pl.col("suggested_clarification").is_null()), units, leaves, types, p)
+        gathered = (
+            sub_ids.join(sub_ans.select(pl.col("id").alias("sub_id"), "status", "quote", "document"), on="sub_id", how="left")
+            .with_columns(
+                pl.when(pl.col("status") == "answered").then(pl.col("sub_questions") + pl.lit(" -> ") + pl.col("quote") + pl.lit(" [") + pl.col("document") + pl.lit("]"))
+                .otherwise(pl.col("sub_questions") + pl.lit(" -> no answer found")).alias("line"))
+            .group_by("id", maintain_order=True).agg(pl.col("line").alias("sub_answers"))
+        )
+        rows.append(parsed.filter(pl.col("decomposition_pattern") != "single").select("id", "question", "answer_type").join(gathered, on="id", how="left")
+                    .with_columns(pl.lit("compound").alias("status")))
+    vague = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_not_null())
+    if vague.height:
+        rows.append(vague.select("id", "question", "answer_type", pl.lit("clarification").alias("status"),
+                                 pl.col("suggested_clarification").alias("clarification")))
+    out = pl.concat([r.select([c for c in r.columns if c in ANSWERS]) for r in rows], how="diagonal_relaxed") if rows else pl.DataFrame(schema=ANSWERS)
+    order = parsed.select("id").with_row_index("_o")
+    return out.join(order, on="id").sort("_o").select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+
+
+def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, types: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+    if parsed.height == 0:
+        return pl.DataFrame(schema=ANSWERS)
+    queries = parsed.select(pl.col("id").alias("query_id"), _search_text(parsed).alias("question")).join(
+        units.select("doc_id").unique(), how="cross")
+    scored = bm25_scores(queries.lazy(), units.select("doc_id", "chunk", pl.col("search").alias("text")).lazy(), p).collect()
+    intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
+    boost = (
+        intents.join(leaves, on="intent").join(units.select("chunk", "fragment_id", "char_start"), on=["fragment_id", "char_start"])
+        .group_by("query_id", "chunk").agg(pl.len().alias("_leaf"))
+    )
+    hints = parsed.select(pl.col("id").alias("query_id"), "pages_hint", "slides_hint", "toc_section_hint", "layout_hint", "scope_jurisdictions",
+                          "answer_type", "keywords")
+    cands = (
+        scored.filter(pl.col("score") > 0)
+        .join(units, on=["doc_id", "chunk"])
+        .join(boost, on=["query_id", "chunk"], how="left")
+        .join(hints, on="query_id")
+        .filter(in_scope())
+        # an evidence leaf of a candidate prototype, and a sentence naming the question's jurisdiction, rank higher
+        .with_columns((pl.col("score") * (1 + 0.5 * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
+                       * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))).alias("score"))
+        .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
+        .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
+        .filter(pl.col("_rank") < TOP_K)
+    )
+    # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
+    own = pl.col("keywords").list.eval(
+        pl.element().filter(pl.element().struct.field("source").is_in(["question", "direct", "anchor"])).struct.field("text").str.to_lowercase())
+    cands = cands.with_columns(own.alias("_own")).with_columns(_coverage("search", "_own").alias("_coverage")).filter(pl.col("_coverage") >= MIN_COVERAGE)
+    # two signals on the same line: the answer type's pattern and one of the question's keywords
+    confirmed = _confirm(cands.drop("_own"), types)
+    best = confirmed.filter(pl.col("_confirmed")).sort(["query_id", "_rank"]).group_by("query_id", maintain_order=True).first()
+    res = parsed.select(pl.col("id"), "question", "answer_type").join(
+        best.select(pl.col("query_id").alias("id"), "document", "page", "heading_path", pl.col("_qs").alias("char_start"),
+                    pl.col("_qe").alias("char_end"), "doc_id", "fragment_id", pl.col("_quote").alias("quote"),
+                    pl.col("_value").alias("answer"), "score"), on="id", how="left")
+    return res.with_columns(pl.when(pl.col("quote").is_not_null()).then(pl.lit("answered")).otherwise(pl.lit("no_answer")).alias("status"))
+
+
+def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
+    """Flag candidates where the answer type's pattern and a question keyword share a line."""
+    pats = types.with_columns(pl.col("retrieval_patterns").str.split(" || ")).explode("retrieval_patterns").rename({"retrieval_patterns": "_pat"})
+    # the quote is the confirming line, with its own offsets (a JSON record or table row is one line)
+    lines = (
+        cands.with_columns(pl.col("text").str.split("\n").alias("_line")).explode("_line")
+        .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
+        .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
+    )
+    kw = pl.col("keywords").list.eval(pl.element().struct.field("text").str.to_lowercase())
+    lines = lines.with_columns(kw.alias("_kw")).with_columns(
+        pl.col("_kw").list.eval(pl.element().filter(pl.element().str.len_chars() >= 3)).alias("_kw"))
+    matched = lines.join(pats, on="answer_type", how="left").with_columns(
+        pl.col("_line").str.extract(pl.col("_pat"), 0).alias("_value"),
+    )
+    has_kw = matched.with_columns(
+        pl.col("_kw").list.eval(pl.element()).list.len().alias("_n_kw"),
+    )
+    has_kw = has_kw.with_columns(_contains_any("_line", "_kw").alias("_kw_hit"))
+    ok = has_kw.with_columns((pl.col("_value").is_not_null() & pl.col("_kw_hit")).alias("_ok"))
+    ok = ok.with_columns(
+        # trim the line to its text, keeping the offsets exact
+        (pl.col("_line_start") + pl.col("_line").str.len_chars() - pl.col("_line").str.strip_chars_start().str.len_chars()).alias("_qs"),
+        pl.col("_line").str.strip_chars().alias("_quote"),
+    )
+    return (
+        ok.sort(["query_id", "_rank", "_ok", "_line_start"], descending=[False, False, True, False])
+        .group_by(["query_id", "_rank"], maintain_order=True)
+        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_n_kw", "_kw_hit", "_value", "_quote", "_qs", "_n", "_line_start").first(),
+             pl.col("_ok").any().alias("_confirmed"), pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
+             pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"), pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"))
+        .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+    )
+
+
+# The --json output of `qspace ask`: a list of answers, each an object with these keys.
+ANSWER_JSON_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["id", "question", "status", "answer", "quote", "citation", "answer_type", "clarification", "sub_answers"],
+        "additionalProperties": False,
+        "properties": {
+            "id": {"type": "string"},
+            "question": {"type": "string"},
+            "status": {"enum": list(STATUSES)},
+            "answer": {"type": ["string", "null"], "description": "the value the answer type's pattern confirmed"},
+            "quote": {"type": ["string", "null"], "description": "verbatim document text at the citation's offsets"},
+            "citation": {
+                "type": ["object", "null"],
+                "required": ["document", "page", "heading_path", "char_start", "char_end"],
+                "properties": {
+                    "document": {"type": "string"}, "page": {"type": ["integer", "null"]},
+                    "heading_path": {"type": "array", "items": {"type": "string"}},
+                    "char_start": {"type": "integer", "minimum": 0}, "char_end": {"type": "integer", "minimum": 0},
+                },
+            },
+            "answer_type": {"type": "string"},
+            "clarification": {"type": ["string", "null"]},
+            "sub_answers": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+}
+
+
+def to_json(answers: pl.DataFrame) -> list[dict]:
+    out = []
+    for r in answers.iter_rows(named=True):
+        cited = r["status"] == "answered"
+        out.append({
+            "id": r["id"], "question": r["question"], "status": r["status"], "answer": r["answer"], "quote": r["quote"],
+            "citation": {"document": r["document"], "page": r["page"], "heading_path": r["heading_path"] or [],
+                         "char_start": r["char_start"], "char_end": r["char_end"]} if cited else None,
+            "answer_type": r["answer_type"] or "text", "clarification": r["clarification"], "sub_answers": r["sub_answers"] or [],
+        })
+    return out
+
+
+def to_text(answers: pl.DataFrame) -> str:
+    lines = []
+    for r in answers.iter_rows(named=True):
+        lines.append(f"Q: {r['question']}")
+        if r["status"] == "answered":
+            where = f"{r['document']}" + (f", page {r['page']}" if r["page"] is not None else "")
+            section = " > ".join(r["heading_path"] or [])
+            lines += [f"A: {r['answer']}", f"   \"{r['quote']}\"",
+                      f"   [{where}{', ' + section if section else ''}, characters {r['char_start']}-{r['char_end']}]"]
+        elif r["status"] == "clarification":
+            lines.append(f"Clarification needed: {r['clarification']}")
+        elif r["status"] == "compound":
+            lines += [f"  - {s}" for s in (r["sub_answers"] or [])]
+        else:
+            lines.append("No answer found (nothing in the corpus confirms an answer of the expected type).")
+        lines.append("")
+    return "\n".join(lines)
