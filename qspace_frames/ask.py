@@ -24,7 +24,7 @@ ANSWERS = {
 }
 STATUSES = ("answered", "no_answer", "clarification", "compound")
 TOP_K = 8  # candidate sentences checked for confirmation, best first
-MIN_COVERAGE = 0.6  # share of the question's own words a candidate (with its headings) must contain
+MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with its headings and document name) must contain
 
 
 def _units(wb) -> pl.DataFrame:
@@ -60,9 +60,23 @@ def _leaf_intents(wb) -> pl.DataFrame:
     )
 
 
+def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
+    """(id, _groups): one list of variants per dictionary concept, one singleton per other keyword."""
+    kw = parsed.select("id", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
+    grouped = (
+        kw.with_columns(pl.when(pl.col("source") == "expert_dictionary").then(pl.col("semantic_group")).otherwise(pl.col("text")).alias("_g"))
+        .group_by("id", "_g", maintain_order=True).agg(pl.col("text"))
+        .group_by("id", maintain_order=True).agg(pl.col("text").alias("_groups"))
+    )
+    return parsed.select("id").join(grouped, on="id", how="left")
+
+
 def _search_text(parsed: pl.DataFrame) -> pl.Expr:
-    """The question plus its direct, dictionary and anchor keywords (what BM25 scores)."""
-    kw = pl.col("keywords").list.eval(pl.element().struct.field("text")).list.join(" ")
+    """The question plus its direct and anchor keywords (what BM25 scores). Dictionary variants
+    are left out of the ranking: a concept with twelve spellings would otherwise outweigh the
+    question's own words; they count in coverage and confirmation instead."""
+    kw = pl.col("keywords").list.eval(
+        pl.element().filter(pl.element().struct.field("source").is_in(["direct", "anchor"])).struct.field("text")).list.join(" ")
     return pl.concat_str([pl.col("question"), kw], separator=" ")
 
 
@@ -74,16 +88,21 @@ def _contains_any(text: str, needles: str) -> pl.Expr:
     )
 
 
-def _coverage(text: str, words: str) -> pl.Expr:
-    """Share of the words (stemmed prefix match) found in the text; 1.0 when there are none."""
+def _coverage(text: str, groups: str) -> pl.Expr:
+    """Share of the question's keyword groups found in the text: a dictionary concept counts as
+    found when any of its variants is there, a word of the question when its stem is."""
+    def found(word: str, t: str) -> bool:
+        w = word.lower()
+        return (w[: max(4, len(w) - 2)] if " " not in w else w) in t
+
     def cov(s: pl.Series) -> pl.Series:
         out = []
         for r in s.to_list():
-            t, ws = (r[text] or "").lower(), [w for w in (r[words] or []) if len(w) >= 2]
-            out.append(sum(1 for w in ws if w[: max(4, len(w) - 2)] in t) / len(ws) if ws else 1.0)
+            t, gs = (r[text] or "").lower(), [g for g in (r[groups] or []) if g]
+            out.append(sum(1 for g in gs if any(found(w, t) for w in g)) / len(gs) if gs else 1.0)
         return pl.Series(out, dtype=pl.Float64)
 
-    return pl.struct(text, words).map_batches(cov, return_dtype=pl.Float64)
+    return pl.struct(text, groups).map_batches(cov, return_dtype=pl.Float64)
 
 
 def in_scope() -> pl.Expr:
@@ -105,7 +124,12 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
     units = _units(wb)
     leaves = _leaf_intents(wb)
     types = answer_types(dictionary).select("answer_type", "retrieval_patterns")
-    # compound questions are answered per sub-question, then gathered
+    # a conditional question is searched whole (its condition names what it is about; the condition is
+    # also its scope), and so is a compound one whose parts are too short to stand alone ("..., and why?")
+    short = pl.col("sub_questions").list.eval(pl.element().str.count_matches(r"\b\w{3,}\b") < 3).list.any()
+    parsed = parsed.with_columns(
+        pl.when((pl.col("decomposition_pattern") == "conditional") | short).then(pl.lit("single"))
+        .otherwise(pl.col("decomposition_pattern")).alias("decomposition_pattern"))
     subs = parsed.filter(pl.col("decomposition_pattern") != "single").select("id", pl.col("sub_questions")).explode("sub_questions").drop_nulls()
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     rows = [_answer_simple(simple_q, units, leaves, types, p)] if simple_q.height else []
@@ -158,11 +182,11 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
         .filter(pl.col("_rank") < TOP_K)
     )
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
-    own = pl.col("keywords").list.eval(
-        pl.element().filter(pl.element().struct.field("source").is_in(["question", "direct", "anchor"])).struct.field("text").str.to_lowercase())
-    cands = cands.with_columns(own.alias("_own")).with_columns(_coverage("search", "_own").alias("_coverage")).filter(pl.col("_coverage") >= MIN_COVERAGE)
+    groups = _keyword_groups(parsed).rename({"id": "query_id"})
+    cands = cands.join(groups, on="query_id", how="left").with_columns(_coverage("search", "_groups").alias("_coverage")).filter(
+        pl.col("_coverage") >= MIN_COVERAGE)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
-    confirmed = _confirm(cands.drop("_own"), types)
+    confirmed = _confirm(cands.drop("_groups"), types)
     best = confirmed.filter(pl.col("_confirmed")).sort(["query_id", "_rank"]).group_by("query_id", maintain_order=True).first()
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         best.select(pl.col("query_id").alias("id"), "document", "page", "heading_path", pl.col("_qs").alias("char_start"),

@@ -67,6 +67,29 @@ def _eval(args) -> int:
     return code
 
 
+def _ask(args) -> int:
+    import json
+
+    from .ask import answer, to_json, to_text
+    from .pipeline import Workbench
+
+    root = find_project_root()
+    record = root / "reports" / args.run / "artifacts.json"
+    if record.is_file():
+        rec = json.loads(record.read_text(encoding="utf-8"))
+        corpus, params = rec.get("corpus"), rec.get("params_file") or "params/default.yaml"
+    elif args.run == "default":
+        corpus, params = "sample_corpus", "params/default.yaml"
+    else:
+        print(f"error: no run named {args.run!r} (reports/{args.run}/artifacts.json not found); run `qspace run --name {args.run}` first",
+              file=sys.stderr)
+        return 2
+    wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
+    got = answer(args.questions, wb)
+    print(json.dumps(to_json(got), indent=2, ensure_ascii=False) if args.json else to_text(got))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qspace", description="qspace-frames: an offline, deterministic document-intelligence workbench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -110,6 +133,18 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--params", default="params/default.yaml", help="parameters file")
     e.add_argument("--name", required=True, help="run name: the report goes to reports/NAME/")
     e.set_defaults(func=_eval)
+    a = sub.add_parser(
+        "ask", help="answer questions from a run's question space, with cited verbatim quotes",
+        description="Parse each question into typed columns (keywords, intents, answer shape and type, scope, "
+        "decomposition, clarification) and answer it from the corpus of a finished run: the answer is a verbatim "
+        "quote with its document, page, section and character offsets, confirmed by the answer type's pattern on "
+        "the same line as a keyword. Unconfirmed: 'no answer found'. Vague: a clarification. Compound: one answer "
+        "per sub-question. --json prints a list validated by qspace_frames.ask.ANSWER_JSON_SCHEMA.",
+    )
+    a.add_argument("questions", nargs="+", help="one or more questions (quote each)")
+    a.add_argument("--run", default="default", help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)")
+    a.add_argument("--json", action="store_true", help="print JSON instead of text")
+    a.set_defaults(func=_ask)
     k = sub.add_parser("kernel", help="register the project's Jupyter kernel in this environment",
                        description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).")
     k.set_defaults(func=lambda a: print(f"kernel registered: {__import__('qspace_frames.runner', fromlist=['x']).install_kernel()}") or 0)
