@@ -12,9 +12,11 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import sentences
-from .baselines import bm25_scores
+from .baselines import _load_in_order, _queries, bm25_scores
+from .evaluation import RETRIEVALS
 from .params import AffordanceParams, EvalParams
 from .questions import answer_types, load_dictionary, parse_questions
+from .tokens import n_tokens_expr
 
 ANSWERS = {
     "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,
@@ -155,11 +157,15 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
     return out.join(order, on="id").sort("_o").select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
 
 
-def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, types: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
-    if parsed.height == 0:
-        return pl.DataFrame(schema=ANSWERS)
-    queries = parsed.select(pl.col("id").alias("query_id"), _search_text(parsed).alias("question")).join(
-        units.select("doc_id").unique(), how="cross")
+def rank_candidates(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, p: EvalParams,
+                    docs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every sentence that shares a word with the question, best first, within the scope filters.
+
+    `docs` (query_id, doc_id) restricts a question to given documents (the evaluation harness
+    scopes a gold question to its document); by default a question searches the whole corpus.
+    """
+    queries = parsed.select(pl.col("id").alias("query_id"), _search_text(parsed).alias("question"))
+    queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
     scored = bm25_scores(queries.lazy(), units.select("doc_id", "chunk", pl.col("search").alias("text")).lazy(), p).collect()
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
     boost = (
@@ -168,7 +174,7 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
     )
     hints = parsed.select(pl.col("id").alias("query_id"), "pages_hint", "slides_hint", "toc_section_hint", "layout_hint", "scope_jurisdictions",
                           "answer_type", "keywords")
-    cands = (
+    return (
         scored.filter(pl.col("score") > 0)
         .join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
@@ -179,8 +185,13 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
                        * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))).alias("score"))
         .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
-        .filter(pl.col("_rank") < TOP_K)
     )
+
+
+def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, types: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+    if parsed.height == 0:
+        return pl.DataFrame(schema=ANSWERS)
+    cands = rank_candidates(parsed, units, leaves, p).filter(pl.col("_rank") < TOP_K)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = cands.join(groups, on="query_id", how="left").with_columns(_coverage("search", "_groups").alias("_coverage")).filter(
@@ -291,3 +302,19 @@ def to_text(answers: pl.DataFrame) -> str:
             lines.append("No answer found (nothing in the corpus confirms an answer of the expected type).")
         lines.append("")
     return "\n".join(lines)
+
+
+def ask_strategy(gold, wb, p: EvalParams) -> pl.DataFrame:
+    """The ask path as an evaluation strategy: the sentences it reads for a gold question, in its
+    own rank order, scoped to the question's document like every other strategy."""
+    q = _queries(gold).collect()
+    if q.height == 0:
+        return pl.DataFrame(schema=RETRIEVALS)
+    parsed = parse_questions(pl.DataFrame({"id": q["query_id"], "question": q["question"]}), load_dictionary(wb.root / "params" / "dictionary"))
+    ranked = rank_candidates(parsed, _units(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"))
+    ranked = ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id").with_columns(
+        n_tokens_expr("text", p.encoding).alias("n_tokens"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
+    return _load_in_order(ranked.lazy(), STRATEGY, pl.col("rank"), p)
+
+
+STRATEGY = "ask"

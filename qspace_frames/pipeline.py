@@ -18,6 +18,8 @@ from typing import Callable
 import polars as pl
 
 from . import affordances as affordances_mod
+from . import ask as ask_mod
+from . import questions as questions_mod
 from . import baselines as baselines_mod
 from . import evaluation as evaluation_mod
 from . import retrieval as retrieval_mod
@@ -150,6 +152,7 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
         baselines_mod.run_baselines(resolved, docs, fr, p),
         retrieval_mod.qspace(resolved, fr.lazy(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
                              wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances),
+        ask_mod.ask_strategy(resolved, wb, p),
     ]
     retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
     pq = evaluation_mod.per_query(retrievals, resolved, p)
@@ -173,7 +176,7 @@ STAGES: dict[str, Stage] = {
               "candidate retrieval trees and J(T)", (trees_mod, tokens_mod)),
         Stage("simulation", "1", (), ("affordances", "trees"), _simulation_stage, "traversal simulation", (simulation_mod, trees_mod)),
         Stage("evaluation", "1", ("evaluation",), ("corpus", "fragments", "affordances", "prototypes", "evidence", "density", "trees"),
-              _evaluation_stage, "measured evaluation of every strategy", (evaluation_mod, baselines_mod, retrieval_mod, tokens_mod)),
+              _evaluation_stage, "measured evaluation of every strategy", (evaluation_mod, baselines_mod, retrieval_mod, ask_mod, questions_mod, tokens_mod)),
     ]
 }
 

@@ -87,7 +87,7 @@ def test_eval_command_writes_metrics_json(root, tmp_path):
                           "--gold", "tests/data/gold_example.jsonl", "--name", name], capture_output=True, text=True, cwd=root)
     assert out.returncode == 0, out.stdout + out.stderr
     metrics = json.loads((root / "reports" / name / "evaluation" / "metrics.json").read_text())
-    assert set(metrics) == {"bm25_chunks", "source_order", "heading_tree", "qspace"}
+    assert set(metrics) == {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
     for strategy, m in metrics.items():
         assert m["n_queries"] == 5
         recalls = [m[f"evidence_recall@{b}"] for b in (256, 512, 1024, 2048)]
