@@ -239,6 +239,11 @@ def sentences(fragments: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
     )
 
 
+def all_sentences(fragments: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
+    """Every sentence, whatever its length: the units a reader can load (retrieval, ask)."""
+    return sentences(fragments, AffordanceParams(**{**p.model_dump(), "min_sentence_chars": 1, "max_sentence_chars": 10**9}))
+
+
 # ---- detection -------------------------------------------------------------------------------
 
 ROLES_DTYPE = pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start": pl.Int64, "end": pl.Int64}))

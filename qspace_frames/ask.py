@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from .affordances import sentences
+from .affordances import all_sentences
 from .baselines import _load_in_order, _queries, bm25_scores
 from .evaluation import RETRIEVALS
-from .params import AffordanceParams, EvalParams
+from .params import EvalParams
 from .questions import answer_types, load_dictionary, parse_questions
 from .tokens import n_tokens_expr
 
@@ -33,8 +33,7 @@ def _units(wb) -> pl.DataFrame:
     """Every sentence of the corpus with its fragment's context and its document path."""
     fr = wb.read("fragments")
     inv = wb.read("corpus", "inventory").select("doc_id", pl.col("path").alias("document"))
-    ap = wb.params.affordances
-    s = sentences(fr.lazy(), AffordanceParams(**{**ap.model_dump(), "min_sentence_chars": 1, "max_sentence_chars": 10**9})).collect()
+    s = all_sentences(fr.lazy(), wb.params.affordances).collect()
     return (
         s.join(fr.select("fragment_id", "page", "kind"), on="fragment_id")
         .join(inv, on="doc_id")

@@ -9,14 +9,22 @@ from .params import ParamsError, load_params
 from .pipeline import find_project_root
 
 
+def _bad_params(root: Path, *files: str) -> bool:
+    """Validate parameter files before any work; print the file/key/rule message on failure."""
+    try:
+        for f in files:
+            load_params(Path(f) if Path(f).is_absolute() else root / f)
+    except ParamsError as e:
+        print(f"error: bad parameters:\n{e}", file=sys.stderr)
+        return True
+    return False
+
+
 def _run(args) -> int:
     from .runner import run
 
     root = find_project_root()
-    try:
-        load_params(Path(args.params) if Path(args.params).is_absolute() else root / args.params)
-    except ParamsError as e:
-        print(f"error: bad parameters:\n{e}", file=sys.stderr)
+    if _bad_params(root, args.params):
         return 2
     if args.corpus and not Path(args.corpus).expanduser().is_dir() and not (root / args.corpus).is_dir():
         print(f"error: corpus folder not found: {args.corpus}", file=sys.stderr)
@@ -37,15 +45,24 @@ def _rel(root: Path, given: str) -> str:
     return os.path.relpath((p if p.exists() else root / given).resolve(), root)
 
 
+def _notebooks(args) -> int:
+    from .runner import refresh_notebooks
+
+    return refresh_notebooks(find_project_root(), args.only)
+
+
+def _kernel(args) -> int:
+    from .runner import install_kernel
+
+    print(f"kernel registered: {install_kernel()}")
+    return 0
+
+
 def _sweep(args) -> int:
     from .runner import sweep
 
     root = find_project_root()
-    try:
-        for f in args.files:
-            load_params(Path(f) if Path(f).is_absolute() else root / f)
-    except ParamsError as e:
-        print(f"error: bad parameters:\n{e}", file=sys.stderr)
+    if _bad_params(root, *args.files):
         return 2
     return sweep(root, [_rel(root, f) for f in args.files], _rel(root, args.corpus), args.name)
 
@@ -55,10 +72,11 @@ def _eval(args) -> int:
     from .runner import run
 
     root = find_project_root()
+    if _bad_params(root, args.params):
+        return 2
     try:
-        load_params(Path(args.params) if Path(args.params).is_absolute() else root / args.params)
         read_gold(args.gold)
-    except (ParamsError, ValueError, OSError) as e:
+    except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     code = run(root, _rel(root, args.params), args.name, _rel(root, args.corpus), gold=_rel(root, args.gold))
@@ -110,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                        description="Execute notebooks/NN_*.ipynb in place with their default parameters, so the "
                        "repository shows the outputs of the default run and nbval compares against them.")
     n.add_argument("--only", nargs="*", help="only these notebooks (by number or stem)")
-    n.set_defaults(func=lambda a: __import__("qspace_frames.runner", fromlist=["x"]).refresh_notebooks(find_project_root(), a.only))
+    n.set_defaults(func=_notebooks)
     s = sub.add_parser(
         "sweep", help="compare cost-weight files: trees and evaluation once per file",
         description="Run notebooks 06 (trees) and 07 (evaluation) once per weights file with papermill into "
@@ -147,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     a.set_defaults(func=_ask)
     k = sub.add_parser("kernel", help="register the project's Jupyter kernel in this environment",
                        description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).")
-    k.set_defaults(func=lambda a: print(f"kernel registered: {__import__('qspace_frames.runner', fromlist=['x']).install_kernel()}") or 0)
+    k.set_defaults(func=_kernel)
     args = ap.parse_args(argv)
     return args.func(args)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .affordances import DETECTORS, sentences
+from .affordances import DETECTORS, all_sentences
 from .baselines import _load_in_order, _queries, bm25_scores
 from .exprs import exact_sum
 from .params import AffordanceParams, EvalParams
@@ -40,7 +40,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     ap = ap or AffordanceParams()
     # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder)
     sents = (
-        sentences(fragments, AffordanceParams(**{**ap.model_dump(), "min_sentence_chars": 1, "max_sentence_chars": 10**9}))
+        all_sentences(fragments, ap)
         .select("doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
         .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
         .collect().lazy()
