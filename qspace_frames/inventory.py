@@ -47,6 +47,10 @@ def walk(root: Path, p: CorpusParams) -> list[Path]:
     return found
 
 
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder"}
+
+
 def discover(root: str | Path, p: CorpusParams) -> pl.DataFrame:
     """One row per file under root: relative path, extension, size, SHA-256 and doc_id."""
     root = Path(root)
@@ -55,14 +59,21 @@ def discover(root: str | Path, p: CorpusParams) -> pl.DataFrame:
         rel = path.relative_to(root).as_posix()
         ext, size, sha, err = _ext(path.name), None, None, None
         try:
-            st = path.stat()  # follows a symlink; a loop raises OSError here
-            if not stat.S_ISREG(st.st_mode):
-                err = "not a regular file"
-            else:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in the name: record it escaped, never read it
+            rel = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+            err = "file name is not valid UTF-8 (shown with \\x escapes): not read; rename the file"
+        try:
+            st = path.stat() if err is None else None  # follows a symlink; a loop raises OSError here
+            if st is not None and not stat.S_ISREG(st.st_mode):  # never opened: a FIFO would block
+                err = f"not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special file')})"
+            elif st is not None:
                 size = st.st_size
                 sha = _sha256_file(path)
         except OSError as e:
-            err = f"cannot read: {type(e).__name__}: {e.strerror or e}"
+            why = f"{type(e).__name__}: {e.strerror or e}"
+            broken = path.is_symlink() and not os.path.exists(path)  # dangling, or a loop
+            err = f"cannot read: broken symbolic link ({why})" if broken else f"cannot read: {why}"
         did = doc_id(sha) if sha else content_id("doc", {"unreadable": rel})
         rows.append({"path": rel, "ext": ext, "bytes": size, "sha256": sha, "doc_id": did, "discover_error": err})
     df = pl.DataFrame(rows, schema=FILES) if rows else pl.DataFrame(schema=FILES)

@@ -138,7 +138,14 @@ def _load(path: Path, ext: str, p: CorpusParams) -> Loaded:
     return _finish(doc, p)
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # not encodable as UTF-8 (Parquet, CSV, the terminal)
+
+
 def _finish(doc: _Text, p: CorpusParams) -> Loaded:
+    n_lone = sum(len(_SURROGATE.findall(text)) for _, text in doc.pages)
+    if n_lone:  # e.g. a JSON "\ud800" escape: one character each, so offsets are unchanged
+        doc.pages = [(page, _SURROGATE.sub("\ufffd", text)) for page, text in doc.pages]
+        doc.note = _notes(doc.note, f"{n_lone:,} lone surrogate code points replaced with U+FFFD")
     if not any(text.strip() for _, text in doc.pages):
         return _loaded("empty", doc.empty, n_pages=doc.n_pages)
     total = sum(len(text) for _, text in doc.pages)

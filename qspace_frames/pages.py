@@ -6,6 +6,7 @@ pages joined by PAGE_SEP; every later offset is a code-point offset into it.
 """
 from __future__ import annotations
 
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -29,6 +30,11 @@ LOADED = {
 }
 
 
+def _escape(path: str) -> str:
+    """A path inside a one-line reason: control characters (a newline in a file name) escaped."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], path)
+
+
 def _load_one(args: tuple[str, str, str, CorpusParams]) -> Loaded:
     root, rel, ext, p = args
     return load_file(Path(root) / rel, ext, p)
@@ -38,7 +44,9 @@ def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, worke
     """Load every discovered file. Returns (per-file status frame, pages frame).
 
     Files with identical bytes share a doc_id: the first path (in sorted order) is loaded and
-    the others are recorded as duplicates of it, so every file stays accounted for.
+    the others are recorded as duplicates of it, so every file stays accounted for. Empty files
+    are the exception: each is judged by its own format (an empty .txt is `empty`, an empty .pdf
+    an `error`), never reported as a duplicate of an unrelated empty file.
     """
     files = files.sort("path")
     first_path: dict[str, str] = {}
@@ -52,9 +60,10 @@ def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, worke
             status_rows.append({**base, "load_status": "unsupported", "error": f"no loader for .{r['ext'] or '(no extension)'}"})
         elif r["sha256"] in first_path:
             dup = first_path[r["sha256"]]
-            status_rows.append({**base, "load_status": "duplicate", "error": f"same bytes as {dup}", "duplicate_of": dup})
+            status_rows.append({**base, "load_status": "duplicate", "error": f"same bytes as {_escape(dup)}", "duplicate_of": dup})
         else:
-            first_path[r["sha256"]] = r["path"]
+            if r["bytes"]:  # 0-byte files share no content: each gets its own format's verdict
+                first_path[r["sha256"]] = r["path"]
             jobs.append(r)
     args = [(str(root), r["path"], r["ext"], p) for r in jobs]
     if workers > 1 and len(args) > 1:
