@@ -15,7 +15,7 @@ from .affordances import all_sentences
 from .baselines import _load_in_order, _queries, bm25_scores
 from .evaluation import RETRIEVALS
 from .params import EvalParams
-from .questions import answer_types, load_dictionary, parse_questions
+from .questions import Dictionary, answer_types, load_dictionary, parse_questions
 from .tokens import n_tokens_expr
 
 ANSWERS = {
@@ -62,8 +62,19 @@ def _leaf_intents(wb) -> pl.DataFrame:
 
 
 def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
-    """(id, _groups): one list of variants per dictionary concept, one singleton per other keyword."""
-    kw = parsed.select("id", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
+    """(id, _groups): one list of variants per dictionary concept, one singleton per other keyword.
+
+    A word of the question that is part of a dictionary phrase it contains ("new" and "hire" of
+    "new hire") is not a group of its own: the concept stands for it."""
+    kw = parsed.select("id", "question", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
+    low = pl.col("question").str.to_lowercase()
+    phrases = (
+        kw.filter((pl.col("source") == "expert_dictionary") & low.str.contains(pl.col("text").str.to_lowercase(), literal=True))
+        .select("id", pl.col("text").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("_covered")).explode("_covered")
+        .group_by("id").agg(pl.col("_covered"))
+    )
+    kw = kw.join(phrases, on="id", how="left").filter(
+        (pl.col("source") != "question") | ~pl.col("text").str.to_lowercase().is_in(pl.col("_covered").fill_null([])))
     grouped = (
         kw.with_columns(pl.when(pl.col("source") == "expert_dictionary").then(pl.col("semantic_group")).otherwise(pl.col("text")).alias("_g"))
         .group_by("id", "_g", maintain_order=True).agg(pl.col("text"))
@@ -72,13 +83,39 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
     return parsed.select("id").join(grouped, on="id", how="left")
 
 
-def _search_text(parsed: pl.DataFrame) -> pl.Expr:
-    """The question plus its direct and anchor keywords (what BM25 scores). Dictionary variants
-    are left out of the ranking: a concept with twelve spellings would otherwise outweigh the
-    question's own words; they count in coverage and confirmation instead."""
-    kw = pl.col("keywords").list.eval(
-        pl.element().filter(pl.element().struct.field("source").is_in(["direct", "anchor"])).struct.field("text")).list.join(" ")
-    return pl.concat_str([pl.col("question"), kw], separator=" ")
+def _search_text(parsed: pl.DataFrame, dictionary: Dictionary | None = None) -> pl.DataFrame:
+    """(id, search): the question plus its direct and anchor keywords, and for each dictionary
+    concept it names, the concept's head word in every *other* language (what BM25 scores).
+
+    A French question thus reaches an English corpus ("approuver" brings "approval"), while an
+    English question is ranked by its own words only: the variants of its own language would
+    outweigh them, and head words absent from the corpus score nothing."""
+    kw = parsed.select("id", "question", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
+    own = kw.filter(pl.col("source").is_in(["direct", "anchor"])).select("id", "text")
+    heads = pl.DataFrame(schema={"id": pl.String, "text": pl.String})
+    if dictionary is not None:
+        lang = dictionary.keywords.select("concept", "language", pl.col("keyword").alias("text"))
+        used = (  # the languages of the variants the question itself contains
+            kw.filter(pl.col("source") == "expert_dictionary").rename({"semantic_group": "concept"}).join(lang, on=["concept", "text"])
+            .filter(pl.col("question").str.to_lowercase().str.contains(pl.col("text").str.to_lowercase(), literal=True))
+            .select("id", "concept", "language").unique()
+        )
+        first = (dictionary.keywords.sort("concept", "language", "priority", maintain_order=True)
+                 .group_by("concept", "language", maintain_order=True).first().select("concept", "language", pl.col("keyword").alias("text")))
+        heads = (used.select("id", "concept").unique().join(first, on="concept")
+                 .join(used, on=["id", "concept", "language"], how="anti").sort("id", "concept", "language").select("id", "text"))
+    extra = pl.concat([own, heads]).group_by("id", maintain_order=True).agg(pl.col("text").str.join(" "))
+    return (parsed.select("id", "question").join(extra, on="id", how="left")
+            .select("id", pl.concat_str([pl.col("question"), pl.col("text").fill_null("")], separator=" ").alias("search")))
+
+
+def _stated_values(col: str) -> pl.Expr:
+    """The amounts and percentages a text states, as plain numbers, thousands separators removed
+    ("$25,000", "25 000 $", "25.000 $" -> "25000"; "40%" -> "40"). Years and quarters are not values."""
+    sep = r"(\d)[,.\u00a0\u202f ](\d{3})\b"
+    grouped = pl.col(col).str.replace_all(sep, "$1$2").str.replace_all(sep, "$1$2")
+    values = grouped.str.extract_all(r"[$€£]\s?\d+(?:\.\d+)?|\d+(?:\.\d+)?\s?(?:%|\$|€|£|USD|EUR|GBP|percent|per cent)")
+    return values.list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)", 1)).list.unique()
 
 
 def _contains_any(text: str, needles: str) -> pl.Expr:
@@ -124,7 +161,6 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
     parsed = parse_questions(questions, dictionary)
     units = _units(wb)
     leaves = _leaf_intents(wb)
-    types = answer_types(dictionary).select("answer_type", "retrieval_patterns")
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a compound one whose parts are too short to stand alone ("..., and why?")
     short = pl.col("sub_questions").list.eval(pl.element().str.count_matches(r"\b\w{3,}\b") < 3).list.any()
@@ -133,11 +169,11 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
         .otherwise(pl.col("decomposition_pattern")).alias("decomposition_pattern"))
     subs = parsed.filter(pl.col("decomposition_pattern") != "single").select("id", pl.col("sub_questions")).explode("sub_questions").drop_nulls()
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
-    rows = [_answer_simple(simple_q, units, leaves, types, p)] if simple_q.height else []
+    rows = [_answer_simple(simple_q, units, leaves, dictionary, p)] if simple_q.height else []
     if subs.height:
         sub_ids = subs.with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
         sub_parsed = parse_questions(pl.DataFrame({"id": sub_ids["sub_id"], "question": sub_ids["sub_questions"]}), dictionary)
-        sub_ans = _answer_simple(sub_parsed.filter(pl.col("suggested_clarification").is_null()), units, leaves, types, p)
+        sub_ans = _answer_simple(sub_parsed.filter(pl.col("suggested_clarification").is_null()), units, leaves, dictionary, p)
         gathered = (
             sub_ids.join(sub_ans.select(pl.col("id").alias("sub_id"), "status", "quote", "document"), on="sub_id", how="left")
             .with_columns(
@@ -157,13 +193,13 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
 
 
 def rank_candidates(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, p: EvalParams,
-                    docs: pl.DataFrame | None = None) -> pl.DataFrame:
+                    docs: pl.DataFrame | None = None, dictionary: Dictionary | None = None) -> pl.DataFrame:
     """Every sentence that shares a word with the question, best first, within the scope filters.
 
     `docs` (query_id, doc_id) restricts a question to given documents (the evaluation harness
     scopes a gold question to its document); by default a question searches the whole corpus.
     """
-    queries = parsed.select(pl.col("id").alias("query_id"), _search_text(parsed).alias("question"))
+    queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
     scored = bm25_scores(queries.lazy(), units.select("doc_id", "chunk", pl.col("search").alias("text")).lazy(), p).collect()
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
@@ -172,37 +208,45 @@ def rank_candidates(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFr
         .group_by("query_id", "chunk").agg(pl.len().alias("_leaf"))
     )
     hints = parsed.select(pl.col("id").alias("query_id"), "pages_hint", "slides_hint", "toc_section_hint", "layout_hint", "scope_jurisdictions",
-                          "answer_type", "keywords")
+                          "answer_type", "keywords", _stated_values("question").alias("_numbers"))
     return (
         scored.filter(pl.col("score") > 0)
         .join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
         .join(hints, on="query_id")
         .filter(in_scope())
-        # an evidence leaf of a candidate prototype, and a sentence naming the question's jurisdiction, rank higher
+        # an evidence leaf of a candidate prototype, a sentence naming the question's jurisdiction, and one
+        # stating the question's own amounts and percentages ("below 40%") rank higher
+        .with_columns(_stated_values("text").list.set_intersection("_numbers").list.len().alias("_shared"))
         .with_columns((pl.col("score") * (1 + 0.5 * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
-                       * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))).alias("score"))
+                       * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))
+                       * (1 + pl.col("_shared") / pl.max_horizontal(pl.col("_numbers").list.len(), pl.lit(1)))).alias("score"))
+        .drop("_shared", "_numbers")
         .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
     )
 
 
-def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, types: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
-    cands = rank_candidates(parsed, units, leaves, p).filter(pl.col("_rank") < TOP_K)
+    cands = rank_candidates(parsed, units, leaves, p, dictionary=dictionary).filter(pl.col("_rank") < TOP_K)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = cands.join(groups, on="query_id", how="left").with_columns(_coverage("search", "_groups").alias("_coverage")).filter(
         pl.col("_coverage") >= MIN_COVERAGE)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
-    confirmed = _confirm(cands.drop("_groups"), types)
+    confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
     best = confirmed.filter(pl.col("_confirmed")).sort(["query_id", "_rank"]).group_by("query_id", maintain_order=True).first()
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         best.select(pl.col("query_id").alias("id"), "document", "page", "heading_path", pl.col("_qs").alias("char_start"),
                     pl.col("_qe").alias("char_end"), "doc_id", "fragment_id", pl.col("_quote").alias("quote"),
                     pl.col("_value").alias("answer"), "score"), on="id", how="left")
-    return res.with_columns(pl.when(pl.col("quote").is_not_null()).then(pl.lit("answered")).otherwise(pl.lit("no_answer")).alias("status"))
+    return res.with_columns(
+        pl.when(pl.col("quote").is_not_null()).then(pl.lit("answered")).otherwise(pl.lit("no_answer")).alias("status"),
+        # free text has no value to cut out: the answer is the confirmed line itself
+        pl.when(pl.col("answer_type") == "text").then(pl.col("quote")).otherwise(pl.col("answer")).alias("answer"),
+    )
 
 
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
@@ -223,7 +267,10 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     has_kw = matched.with_columns(
         pl.col("_kw").list.eval(pl.element()).list.len().alias("_n_kw"),
     )
-    has_kw = has_kw.with_columns(_contains_any("_line", "_kw").alias("_kw_hit"))
+    # a pinned page or slide is itself a signal: there the keyword may be the section's heading ("Severity levels")
+    pinned = (pl.col("pages_hint").list.len() + pl.col("slides_hint").list.len()) > 0
+    has_kw = has_kw.with_columns(pl.col("heading_path").list.last().fill_null("").alias("_heading")).with_columns(
+        (_contains_any("_line", "_kw") | (pinned & _contains_any("_heading", "_kw"))).alias("_kw_hit"))
     ok = has_kw.with_columns((pl.col("_value").is_not_null() & pl.col("_kw_hit")).alias("_ok"))
     ok = ok.with_columns(
         # trim the line to its text, keeping the offsets exact
@@ -233,7 +280,7 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     return (
         ok.sort(["query_id", "_rank", "_ok", "_line_start"], descending=[False, False, True, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
-        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_n_kw", "_kw_hit", "_value", "_quote", "_qs", "_n", "_line_start").first(),
+        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_n_kw", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start").first(),
              pl.col("_ok").any().alias("_confirmed"), pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
              pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"), pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"))
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
@@ -309,8 +356,9 @@ def ask_strategy(gold, wb, p: EvalParams) -> pl.DataFrame:
     q = _queries(gold).collect()
     if q.height == 0:
         return pl.DataFrame(schema=RETRIEVALS)
-    parsed = parse_questions(pl.DataFrame({"id": q["query_id"], "question": q["question"]}), load_dictionary(wb.root / "params" / "dictionary"))
-    ranked = rank_candidates(parsed, _units(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"))
+    dictionary = load_dictionary(wb.root / "params" / "dictionary")
+    parsed = parse_questions(pl.DataFrame({"id": q["query_id"], "question": q["question"]}), dictionary)
+    ranked = rank_candidates(parsed, _units(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
     ranked = ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id").with_columns(
         n_tokens_expr("text", p.encoding).alias("n_tokens"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
     return _load_in_order(ranked.lazy(), STRATEGY, pl.col("rank"), p)

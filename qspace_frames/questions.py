@@ -359,6 +359,7 @@ QUESTION_STOP_WORDS = tuple(sorted(set(STOP_WORDS) | {
     "over", "under", "above", "below", "less", "one", "there", "am", "done", "per", "via", "regarding",
     "find", "explain", "describe", "summarise", "summarize", "say", "says", "said", "mention", "mentions",
     "named", "called", "titled", "page", "pages", "slide", "slides", "sheet", "sheets", "tab", "tabs",
+    "happen", "happens", "happened", "doit", "wie", "hoch", "viele",
     "le", "la", "les", "de", "du", "des", "et", "pour", "qui", "que", "quel", "quelle", "quels", "quelles",
     "est", "un", "une", "au", "aux", "en", "dans", "sur", "par", "der", "die", "das", "den", "dem",
     "und", "für", "wer", "ist", "ein", "eine", "von", "mit", "im", "über", "bei", "zu",
@@ -1059,7 +1060,10 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
         hit = m.is_not_null() & gate[when]
         reasons.append(pl.when(hit).then(_template(reason, m)))
         clarify.append(pl.when(hit).then(_template(clarification, m)))
-    short = pl.col("_content").list.len() < MIN_CONTENT_WORDS
+    # a pinned page, slide, sheet or section names where to look: it stands in for a missing topic word
+    pinned = (pl.col("pages_hint").list.len().fill_null(0) + pl.col("slides_hint").list.len().fill_null(0)
+              + pl.col("sheets_hint").list.len().fill_null(0) + pl.col("toc_section_hint").is_not_null().cast(pl.UInt32)) > 0
+    short = (pl.col("_content").list.len() < MIN_CONTENT_WORDS) & ~((pl.col("_content").list.len() >= 1) & pinned)
     reasons.append(pl.when(short).then(pl.lit(f"too short: fewer than {MIN_CONTENT_WORDS} content words")))
     clarify.append(pl.when(short).then(pl.lit("Please say what you are asking about: the document or topic, and the amount, region or period if any.")))
     return pl.coalesce(reasons), pl.coalesce(clarify)
