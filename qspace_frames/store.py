@@ -8,13 +8,21 @@ changed parameter lands beside the old artifact instead of over it.
 Layout: <root>/<stage>/<artifact_id>/{<table>.parquet, manifest.json}. A write goes to a
 temporary folder that is renamed into place in one step, so an interrupted write never leaves a
 half artifact behind (a leftover temporary folder is ignored and swept on the next write).
+
+Testing hook (inert unless set): with QSPACE_CRASH_AT="<stage>/<point>[:<n>]" in the
+environment, the process SIGKILLs itself the n-th time (default 1) `put` reaches that point of
+that stage's write. Points, in order: tmp_created, table_written (once per table), manifest_written,
+synced (bytes fsynced, not yet published), renamed (published, before the run log records it).
+tests/test_crash_safety.py kills runs there and checks no half artifact is ever visible.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +31,28 @@ import polars as pl
 from .ids import canonical_json, content_id
 
 MANIFEST = "manifest.json"
+CRASH_ENV = "QSPACE_CRASH_AT"
+_crash_counts: dict[str, int] = {}
+
+
+def _crash_point(stage: str, point: str) -> None:
+    """SIGKILL this process here if QSPACE_CRASH_AT names this point (see the module docstring)."""
+    spec = os.environ.get(CRASH_ENV)
+    if not spec:
+        return
+    key = f"{stage}/{point}"
+    _crash_counts[key] = _crash_counts.get(key, 0) + 1
+    want, _, n = spec.partition(":")
+    if want == key and _crash_counts[key] == int(n or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def artifact_id(stage: str, version: str, params_hash: str, inputs: list[str]) -> str:
@@ -82,20 +112,31 @@ class Store:
         tmp = final.parent / f".tmp-{aid}-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
+        _crash_point(stage, "tmp_created")
         info = {}
         for name, df in sorted(tables.items()):
             df.write_parquet(tmp / f"{name}.parquet", compression="zstd", statistics=False)
             info[name] = {"rows": df.height, "content_hash": frame_hash(df),
                           "columns": {k: str(v) for k, v in df.schema.items()}}
+            _crash_point(stage, "table_written")
         full = {"artifact_id": aid, "stage": stage, **manifest, "tables": info}
         (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        _crash_point(stage, "manifest_written")
         for f in tmp.iterdir():  # make the bytes durable before the rename publishes them
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
+        _fsync_dir(tmp)
+        _crash_point(stage, "synced")
         try:
             os.rename(tmp, final)
-        except OSError:  # another process published the same artifact first: same content
+        except OSError:  # another process published the same artifact first (same content) ...
+            if not (final / MANIFEST).is_file():  # ... or a stray folder without a manifest sits there
+                shutil.rmtree(final, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    os.rename(tmp, final)
             shutil.rmtree(tmp, ignore_errors=True)
+        _fsync_dir(final.parent)  # the rename itself survives a power cut
+        _crash_point(stage, "renamed")
         self._sweep(final.parent)
         return Artifact(stage, aid, final)
 
