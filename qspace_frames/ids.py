@@ -71,8 +71,10 @@ def id_expr(prefix: str, *cols: str, schema: dict | None = None) -> pl.Expr:
     """
 
     def _hash(s: pl.Series) -> pl.Series:
+        # UTF-8 bytes straight from Polars (no str.encode per row); the prefix and cut in Polars
         h = hashlib.sha256
-        return pl.Series([f"{prefix}_{h(t.encode('utf-8')).hexdigest()[:ID_HEX]}" for t in s.to_list()], dtype=pl.String)
+        digests = pl.Series([h(b).hexdigest() for b in s.cast(pl.Binary).to_list()], dtype=pl.String)
+        return (f"{prefix}_" + digests.str.slice(0, ID_HEX))
 
     def _batch(s: pl.Series) -> pl.Series:
         df = s.struct.unnest()
@@ -91,8 +93,9 @@ def id_expr(prefix: str, *cols: str, schema: dict | None = None) -> pl.Expr:
 
 
 def text_sha_expr(col: str) -> pl.Expr:
-    """SHA-256 hex of a text column, batch-wise."""
+    """SHA-256 hex of a text column, batch-wise (UTF-8 bytes taken from Polars, no per-row encode)."""
+    h = hashlib.sha256
     return pl.col(col).map_batches(
-        lambda s: pl.Series([sha256_hex(t) if t is not None else None for t in s.to_list()], dtype=pl.String),
+        lambda s: pl.Series([h(b).hexdigest() if b is not None else None for b in s.cast(pl.Binary).to_list()], dtype=pl.String),
         return_dtype=pl.String,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .trees import _visits
+from .trees import node_frame, walk
 
 SIMULATIONS = {
     "affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "tree_id": pl.String, "candidate": pl.String,
@@ -23,15 +23,17 @@ SIMULATIONS = {
 
 def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
     """One trace per direct question whose fragment has a selected tree (schema SIMULATIONS)."""
-    selected = scores.filter(pl.col("selected")).select("tree_id", "fragment_id", "candidate")
-    tree = nodes.join(selected.select("tree_id"), on="tree_id")
-    leaves = tree.filter(pl.col("kind") == "leaf").select(
-        "tree_id", "fragment_id", pl.col("node_id").alias("leaf_id"), "role", "value", "value_start", "value_end", "span_start", "span_end", "depth")
+    selected = scores.filter(pl.col("selected")).select("tree_id", "fragment_id", "candidate").collect()
+    n = node_frame(nodes.join(selected.lazy().select("tree_id"), on="tree_id"),
+                   "kind", "label", "tokens", "role", "value", "value_start", "span_start")
+    leaves = n.filter(pl.col("kind") == "leaf").select(
+        "_t", "tree_id", pl.col("preorder").alias("_leaf"), "role", "value", "value_start", "span_start", "depth")
     asks = (
         # a question with no extracted value has no leaf to walk to: it is not replayed
         affordances.filter((pl.col("support") == "direct") & (pl.col("roles").list.len() > 0))
         .select("affordance_id", "fragment_id", "doc_id", "intent", "question", "span_start", "span_end", "roles")
-        .join(selected, on="fragment_id")
+        .join(selected.lazy(), on="fragment_id")
+        .collect()
     )
     wanted = asks.select("affordance_id", "tree_id", "roles").explode("roles").filter(pl.col("roles").is_not_null()).select(
         "affordance_id", "tree_id", pl.col("roles").struct.field("role"), pl.col("roles").struct.field("value"),
@@ -39,12 +41,9 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
     )
     # choose each leaf by role, value and exact offset: never by role alone
     hits = wanted.join(leaves, on=["tree_id", "role", "value", "value_start"], how="left")
-    visits = _visits(tree)
-    info = tree.select("tree_id", pl.col("node_id").alias("visited"), "kind", "label", "tokens", pl.col("span_start").alias("v_span"), "preorder")
     seen = (
-        hits.filter(pl.col("leaf_id").is_not_null()).select("affordance_id", "tree_id", "leaf_id")
-        .join(visits, on=["tree_id", "leaf_id"]).select("affordance_id", "tree_id", "visited").unique()
-        .join(info, on=["tree_id", "visited"])
+        walk(n, hits.filter(pl.col("_leaf").is_not_null()).select("_t", "affordance_id", pl.col("_leaf").alias("preorder")), ["affordance_id"])
+        .join(n.select("_t", "preorder", "kind", "label", "tokens", pl.col("span_start").alias("v_span")), on=["_t", "preorder"])
     )
     # labels read at roots and groups, and each distinct leaf span loaded once
     loads = (pl.col("kind") != "leaf") | pl.struct("kind", "v_span").is_first_distinct().over("affordance_id")
@@ -55,9 +54,11 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
     )
     found = hits.group_by("affordance_id").agg(
         pl.len().cast(pl.Int64).alias("n_needed"),
-        pl.col("leaf_id").is_not_null().sum().cast(pl.Int64).alias("n_found"),
-        pl.col("value").sort_by("value_start").alias("expected"),
-        pl.col("value").filter(pl.col("leaf_id").is_not_null()).sort_by(pl.col("value_start").filter(pl.col("leaf_id").is_not_null())).alias("answer"),
+        pl.col("_leaf").is_not_null().sum().cast(pl.Int64).alias("n_found"),
+        # in text order; two values starting at one offset in the order of the values themselves
+        pl.col("value").sort_by("value_start", "value").alias("expected"),
+        pl.col("value").filter(pl.col("_leaf").is_not_null()).sort_by(
+            pl.col("value_start").filter(pl.col("_leaf").is_not_null()), pl.col("value").filter(pl.col("_leaf").is_not_null())).alias("answer"),
         pl.col("depth").max().cast(pl.Int64).alias("path_length"),
         pl.col("span_start").drop_nulls().unique().alias("_leaf_spans"),
     )
@@ -71,7 +72,7 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
         )
         .with_columns(pl.col("_same").fill_null(False).alias("correct"))
     )
-    return out.select([pl.col(c).cast(t) for c, t in SIMULATIONS.items()]).sort("affordance_id")
+    return out.lazy().select([pl.col(c).cast(t) for c, t in SIMULATIONS.items()]).sort("affordance_id")
 
 
 def traces_markdown(sims: pl.DataFrame, nodes: pl.DataFrame, inventory: pl.DataFrame, docs: pl.DataFrame, n: int = 12) -> str:

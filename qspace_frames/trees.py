@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from .exprs import exact_sum
+from .exprs import exact_sums
 from .ids import id_expr
 from .params import TreeParams
-from .tokens import n_tokens_expr
+from .tokens import count_tokens
 
 CANDIDATES = ("source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree")
 
@@ -56,7 +56,7 @@ TREE_SCORES = {
 # ---- leaves and their context ----------------------------------------------------------------------
 
 def _leaves(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
-            density: pl.LazyFrame, memberships: pl.LazyFrame, classes: pl.LazyFrame) -> pl.LazyFrame:
+            density: pl.LazyFrame, memberships: pl.LazyFrame, classes: pl.LazyFrame) -> pl.DataFrame:
     """One row per evidence unit with what the groupings need: its densest prototype, that
     prototype's name and class, and the unit's total density."""
     pq = density.select("prototype_id", "p_q")
@@ -64,9 +64,14 @@ def _leaves(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
         edges.filter(pl.col("support") == "direct").select("fragment_id", "prototype_id")
         .join(pq, on="prototype_id")
     )
-    unit_protos = (
+    links = (
         evidence.select("evidence_id", "fragment_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
         .join(linked, on=["fragment_id", "prototype_id"])
+        .select("evidence_id", "prototype_id", "p_q")
+        .collect()
+    )
+    primary = (
+        links.lazy()
         .join(prototypes.select("prototype_id", "canonical_name"), on="prototype_id")
         .join(memberships.select("prototype_id", "class_id"), on="prototype_id", how="left")
         .join(classes.select("class_id", pl.col("name").alias("class_name")), on="class_id", how="left")
@@ -77,14 +82,15 @@ def _leaves(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
             pl.col("canonical_name").first().alias("primary_name"),
             pl.col("p_q").first().alias("primary_pq"),
             pl.col("class_name").first().fill_null("unclassified").alias("class_name"),
-            exact_sum("p_q").alias("unit_density"),
         )
     )
+    unit_protos = primary.join(exact_sums(links, ["evidence_id"], {"unit_density": "p_q"}).lazy(), on="evidence_id")
     return (
         evidence.select("evidence_id", "fragment_id", "doc_id", "role", "value", "value_start", "value_end", "span", "span_start", "span_end")
         .join(unit_protos, on="evidence_id")
         .join(fragments.select("fragment_id", "heading_path", "kind", pl.col("n_tokens").alias("frag_tokens"),
                                pl.col("char_start").alias("frag_start"), pl.col("char_end").alias("frag_end")), on="fragment_id")
+        .collect()
     )
 
 
@@ -126,18 +132,28 @@ def _grouping(leaves: pl.LazyFrame, codemand: pl.LazyFrame, p: TreeParams) -> pl
 
 
 def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, classes, codemand, p: TreeParams) -> pl.LazyFrame:
-    """Every candidate tree of every fragment with evidence, as one node frame (schema TREE_NODES)."""
-    # collected once: the four node levels below all read it (the lazy plan would rebuild it each time)
-    g = _grouping(_leaves(fragments, evidence, edges, prototypes, density, memberships, classes), codemand, p).with_columns(
-        id_expr("tree", "fragment_id", "candidate").alias("tree_id")
-    ).collect().lazy()
+    """Every candidate tree of every fragment with evidence, as one node frame (schema TREE_NODES).
+
+    Built eagerly, once: the evidence units (with the token count of their supporting span,
+    counted once per distinct span), their five groupings, then each node level as one
+    group-by. Sibling order, preorder and parent ids need no self-joins: a node's place is the
+    tuple of its ancestors' sibling orders."""
+    lv = _leaves(fragments, evidence, edges, prototypes, density, memberships, classes)
+    # the tokens a reader loads at a leaf: its supporting span, counted once per distinct span
+    spans = lv.select("span").unique()
+    spans = spans.with_columns(pl.Series("span_tokens", count_tokens(spans["span"].to_list(), p.encoding), dtype=pl.Int64))
+    lv = lv.join(spans, on="span", how="left").drop("span")
+    g = _grouping(lv.lazy(), codemand, p).collect()
+    trees = g.select("fragment_id", "candidate").unique().with_columns(id_expr("tree", "fragment_id", "candidate").alias("tree_id"))
+    g = g.join(trees, on=["fragment_id", "candidate"])
     common = ["tree_id", "fragment_id", "doc_id", "candidate"]
     heading = pl.col("heading_path").list.join(" > ")
+    null_s = pl.lit(None, dtype=pl.String)
     root = g.group_by(common).agg(pl.col("heading_path").first(), pl.col("kind").first()).select(
-        *common, pl.lit("root").alias("key"), pl.lit(None, dtype=pl.String).alias("parent_key"), pl.lit(0, dtype=pl.Int64).alias("depth"),
-        pl.lit("root").alias("kind"), pl.lit(None, dtype=pl.String).alias("role"),
+        *common, pl.lit("root").alias("key"), null_s.alias("parent_key"), pl.lit(0, dtype=pl.Int64).alias("depth"),
+        pl.lit("root").alias("kind"), null_s.alias("role"),
         (pl.lit("fragment: ") + pl.when(heading != "").then(heading).otherwise(pl.col("kind"))).alias("label"),
-        pl.lit(0.0).alias("sort"),
+        pl.lit(0.0).alias("sort"), null_s.alias("_k1"), null_s.alias("_k2"),
     )
     g1 = g.filter(pl.col("g1_key").is_not_null()).group_by([*common, "g1_key"]).agg(
         pl.col("g1_label").min(), pl.col("g1_sort").min(),
@@ -146,7 +162,7 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
     ).select(
         *common, (pl.lit("g1:") + pl.col("g1_key")).alias("key"), pl.lit("root").alias("parent_key"), pl.lit(1, dtype=pl.Int64).alias("depth"),
         pl.lit("group").alias("kind"), pl.col("role"),
-        pl.col("g1_label").alias("label"), pl.col("g1_sort").alias("sort"),
+        pl.col("g1_label").alias("label"), pl.col("g1_sort").alias("sort"), pl.col("g1_key").alias("_k1"), null_s.alias("_k2"),
     )
     g2 = g.filter(pl.col("g2_key").is_not_null()).group_by([*common, "g1_key", "g2_key"]).agg(
         pl.col("g2_label").min(), pl.col("g2_sort").min(), pl.when(pl.col("role").n_unique() == 1).then(pl.col("role").min()).alias("role"),
@@ -154,6 +170,7 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
         *common, (pl.lit("g1:") + pl.col("g1_key") + pl.lit("/g2:") + pl.col("g2_key")).alias("key"),
         (pl.lit("g1:") + pl.col("g1_key")).alias("parent_key"), pl.lit(2, dtype=pl.Int64).alias("depth"),
         pl.lit("group").alias("kind"), pl.col("role"), pl.col("g2_label").alias("label"), pl.col("g2_sort").alias("sort"),
+        pl.col("g1_key").alias("_k1"), pl.col("g2_key").alias("_k2"),
     )
     parent_key = (
         pl.when(pl.col("g2_key").is_not_null()).then(pl.lit("g1:") + pl.col("g1_key") + pl.lit("/g2:") + pl.col("g2_key"))
@@ -164,68 +181,94 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
     leaves = g.select(
         *common, (pl.lit("leaf:") + pl.col("evidence_id")).alias("key"), parent_key.alias("parent_key"), leaf_depth.alias("depth"),
         pl.lit("leaf").alias("kind"), pl.col("role"), (pl.col("role") + pl.lit(" = ") + pl.col("value")).alias("label"),
-        pl.col("leaf_sort").alias("sort"), "evidence_id", "value", "value_start", "value_end", "span", "span_start", "span_end",
+        pl.col("leaf_sort").alias("sort"), pl.col("g1_key").alias("_k1"), pl.col("g2_key").alias("_k2"),
+        "evidence_id", "value", "value_start", "value_end", "span_start", "span_end", "span_tokens",
     )
-    nodes = pl.concat([root, g1, g2, leaves], how="diagonal_relaxed").collect().lazy()
+    del g
+    nodes = pl.concat([root, g1, g2, leaves], how="diagonal_relaxed").with_columns(
+        # sibling order: by the grouping's sort key, then the key itself (a total, stable order)
+        pl.struct("sort", "key").rank("ordinal").over(["tree_id", "parent_key"]).sub(1).cast(pl.Int64).alias("order"),
+    )
+    # depth-first order = the tuple (order of the depth-1 ancestor, of the depth-2 one, own order), -1 where absent
+    o1 = nodes.filter((pl.col("kind") == "group") & (pl.col("depth") == 1)).select("tree_id", "_k1", pl.col("order").alias("_g1o"))
+    o2 = nodes.filter((pl.col("kind") == "group") & (pl.col("depth") == 2)).select("tree_id", "_k1", "_k2", pl.col("order").alias("_g2o"))
+    nodes = nodes.join(o1, on=["tree_id", "_k1"], how="left").join(o2, on=["tree_id", "_k1", "_k2"], how="left")
+    d, own, none = pl.col("depth"), pl.col("order"), pl.lit(-1, dtype=pl.Int64)
+    path = [
+        pl.when(d == 0).then(none).when(d == 1).then(own).otherwise(pl.col("_g1o")).alias("_p1"),
+        pl.when(d <= 1).then(none).when(d == 2).then(own).otherwise(pl.col("_g2o")).alias("_p2"),
+        pl.when(d <= 2).then(none).otherwise(own).alias("_p3"),
+    ]
     nodes = (
-        nodes.with_columns(
-            # sibling order: by the grouping's sort key, then the key itself (a total, stable order)
-            pl.struct("sort", "key").rank("ordinal").over(["tree_id", "parent_key"]).sub(1).cast(pl.Int64).alias("order"),
-            id_expr("node", "tree_id", "key").alias("node_id"),
-        )
+        nodes.with_columns(path).sort(["tree_id", "_p1", "_p2", "_p3"])
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("tree_id").alias("preorder"))
     )
-    parents = nodes.select("tree_id", pl.col("key").alias("parent_key"), pl.col("node_id").alias("parent_id"))
-    nodes = nodes.join(parents, on=["tree_id", "parent_key"], how="left")
+    ids = nodes.select("tree_id", "key").with_columns(id_expr("node", "tree_id", "key").alias("node_id"))
+    nodes = nodes.with_columns(ids["node_id"]).join(
+        ids.select("tree_id", pl.col("key").alias("parent_key"), pl.col("node_id").alias("parent_id")),
+        on=["tree_id", "parent_key"], how="left", maintain_order="left",
+    )
     # tokens a reader loads at a node: the label of a root or group, the supporting span of a leaf
-    text = pl.when(pl.col("kind") == "leaf").then(pl.col("span")).otherwise(pl.col("label"))
-    nodes = nodes.with_columns(text.alias("_text")).with_columns(n_tokens_expr("_text", p.encoding).alias("tokens"))
-    return _preorder(nodes).select([pl.col(c).cast(t) for c, t in TREE_NODES.items()]).sort(["tree_id", "preorder"])
-
-
-def _preorder(nodes: pl.LazyFrame) -> pl.LazyFrame:
-    """Depth-first visiting order: sort by the chain of sibling orders from the root."""
-    path = nodes.select("tree_id", "node_id", "parent_id", "order")
-    chain = nodes.select("tree_id", "node_id", "depth", pl.concat_list(pl.col("order")).alias("_path"), pl.col("parent_id").alias("_up"))
-    for _ in range(3):  # trees are at most three levels below the root
-        chain = chain.join(path.select("tree_id", pl.col("node_id").alias("_up"), pl.col("order").alias("_po"), pl.col("parent_id").alias("_up2")),
-                           on=["tree_id", "_up"], how="left").with_columns(
-            pl.when(pl.col("_po").is_not_null()).then(pl.concat_list(pl.col("_po"), pl.col("_path"))).otherwise(pl.col("_path")).alias("_path"),
-            pl.col("_up2").alias("_up"),
-        ).drop("_po", "_up2")
-    chain = chain.with_columns(pl.col("_path").list.eval(pl.element().cast(pl.String).str.zfill(6)).list.join(".").alias("_k"))
-    pre = chain.with_columns(pl.col("_k").rank("ordinal").over("tree_id").sub(1).cast(pl.Int64).alias("preorder")).select("tree_id", "node_id", "preorder")
-    return nodes.join(pre, on=["tree_id", "node_id"])
+    labels = nodes.filter(pl.col("kind") != "leaf").select("label").unique()
+    labels = labels.with_columns(pl.Series("_label_tokens", count_tokens(labels["label"].to_list(), p.encoding), dtype=pl.Int64))
+    nodes = nodes.join(labels, on="label", how="left", maintain_order="left").with_columns(
+        pl.when(pl.col("kind") == "leaf").then(pl.col("span_tokens")).otherwise(pl.col("_label_tokens")).alias("tokens")
+    )
+    return nodes.select([pl.col(c).cast(t) for c, t in TREE_NODES.items()]).lazy()
 
 
 # ---- scoring ---------------------------------------------------------------------------------
 
-def _visits(nodes: pl.LazyFrame) -> pl.LazyFrame:
-    """For every leaf, the nodes a reader visits to reach it: at each level, the siblings read in
-    order up to the one on the path (the root always)."""
-    n = nodes.select("tree_id", "node_id", "parent_id", "order", "depth")
-    anc = nodes.filter(pl.col("kind") == "leaf").select("tree_id", pl.col("node_id").alias("leaf_id"), pl.col("node_id").alias("a"))
-    chain = [anc]
-    cur = anc
-    for _ in range(3):
-        cur = cur.join(n.select("tree_id", pl.col("node_id").alias("a"), pl.col("parent_id").alias("up")), on=["tree_id", "a"]).filter(
-            pl.col("up").is_not_null()).select("tree_id", "leaf_id", pl.col("up").alias("a"))
-        chain.append(cur)
-    path = pl.concat(chain).join(n.select("tree_id", pl.col("node_id").alias("a"), pl.col("parent_id").alias("ap"), pl.col("order").alias("ao")), on=["tree_id", "a"])
-    siblings = (
-        path.filter(pl.col("ap").is_not_null())
-        .join(n.select("tree_id", pl.col("parent_id").alias("ap"), pl.col("node_id").alias("visited"), pl.col("order").alias("vo")), on=["tree_id", "ap"])
-        .filter(pl.col("vo") <= pl.col("ao"))
-        .select("tree_id", "leaf_id", "visited")
+def node_frame(nodes: pl.LazyFrame | pl.DataFrame, *extra: str) -> pl.DataFrame:
+    """Tree nodes with integer keys for walking: `_t` (tree number), `preorder`, `_p` (the
+    parent's preorder) and, for each depth k = 1..3, `_ak`/`_ok`: preorder and sibling order of
+    the node's ancestor at depth k (the node itself at its own depth; meaningless below it).
+
+    In preorder, a node's ancestor at depth k is the last node of depth k before it, so a
+    forward fill finds every ancestor with no join."""
+    n = (
+        nodes.lazy().select("tree_id", "preorder", "depth", "order", *extra)
+        .sort(["tree_id", "preorder"])
+        .with_columns(pl.col("tree_id").rank("dense").cast(pl.Int64).alias("_t"))
+        .with_columns(
+            [pl.when(pl.col("depth") == k).then(pl.col("preorder")).forward_fill().alias(f"_a{k}") for k in (1, 2, 3)]
+            + [pl.when(pl.col("depth") == k).then(pl.col("order")).forward_fill().alias(f"_o{k}") for k in (1, 2, 3)]
+        )
+        .with_columns(
+            pl.when(pl.col("depth") == 1).then(pl.lit(0, dtype=pl.Int64))
+            .when(pl.col("depth") == 2).then(pl.col("_a1"))
+            .when(pl.col("depth") == 3).then(pl.col("_a2")).alias("_p")
+        )
     )
-    roots = path.filter(pl.col("ap").is_null()).select("tree_id", "leaf_id", pl.col("a").alias("visited"))
-    return pl.concat([siblings, roots]).unique()
+    return n.collect()
+
+
+def walk(n: pl.DataFrame, targets: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """The nodes a reader visits to reach the target leaves of each (tree, *by) group: the root,
+    and at each level the siblings read in order up to the one on the path to a target.
+
+    `targets` holds `_t`, `by` and the target's `preorder`; the result holds `_t`, `by` and the
+    visited `preorder`, each visited node once. Siblings under one parent are read as a prefix,
+    so the union over several targets is the prefix up to the furthest of them."""
+    t = targets.select("_t", *by, "preorder").join(
+        n.select("_t", "preorder", "depth", "_a1", "_a2", "_o1", "_o2", "_o3"), on=["_t", "preorder"])
+    steps = pl.concat([
+        t.select("_t", *by, pl.lit(0, dtype=pl.Int64).alias("_p"), pl.col("_o1").alias("_m")),
+        t.filter(pl.col("depth") >= 2).select("_t", *by, pl.col("_a1").alias("_p"), pl.col("_o2").alias("_m")),
+        t.filter(pl.col("depth") >= 3).select("_t", *by, pl.col("_a2").alias("_p"), pl.col("_o3").alias("_m")),
+    ]).group_by("_t", *by, "_p").agg(pl.col("_m").max())
+    children = steps.join(n.select("_t", "_p", "preorder", "order"), on=["_t", "_p"]).filter(pl.col("order") <= pl.col("_m"))
+    roots = t.select("_t", *by).unique().with_columns(pl.lit(0, dtype=pl.Int64).alias("preorder"))
+    return pl.concat([roots, children.select("_t", *by, "preorder")])
 
 
 def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
                 density: pl.LazyFrame, fragments: pl.LazyFrame, p: TreeParams) -> pl.LazyFrame:
     """J(T) and every component for every candidate tree (schema TREE_SCORES), the minimum selected."""
-    shape = nodes.group_by("tree_id").agg(
-        pl.col("fragment_id", "doc_id", "candidate").first(), pl.len().cast(pl.Int64).alias("n_nodes"), pl.col("depth").max().alias("max_depth"),
+    n = node_frame(nodes, "fragment_id", "doc_id", "candidate", "kind", "role", "tokens", "span_start", "evidence_id")
+    shape = n.group_by("_t").agg(
+        pl.col("tree_id", "fragment_id", "doc_id", "candidate").first(), pl.len().cast(pl.Int64).alias("n_nodes"),
+        pl.col("depth").max().alias("max_depth"),
     )
     # p(q|f): the fragment's direct prototypes, densities normalised within the fragment
     q = (
@@ -233,42 +276,53 @@ def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
         .join(density.select("prototype_id", "p_q"), on="prototype_id")
         .join(prototypes.select("prototype_id", "role_signature"), on="prototype_id")
         .with_columns((pl.col("p_q") / pl.col("p_q").implode().list.eval(pl.element().sort()).list.sum().over("fragment_id")).alias("p_qf"))
+        .join(n.lazy().select("fragment_id").unique(), on="fragment_id", how="semi")
+        .collect()
     )
-    leaves = nodes.filter(pl.col("kind") == "leaf").select("tree_id", "fragment_id", pl.col("node_id").alias("leaf_id"), "evidence_id", "role", "span_start", "span_end", "preorder")
+    leaves = n.filter(pl.col("kind") == "leaf").select("_t", "fragment_id", "preorder", "evidence_id", "role", "_a1")
     needed = (
-        leaves.join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id"), on="evidence_id")
+        leaves.join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id").collect(), on="evidence_id")
         .join(q.select("fragment_id", "prototype_id"), on=["fragment_id", "prototype_id"])
     )
-    visits = _visits(nodes)
-    node_info = nodes.select("tree_id", pl.col("node_id").alias("visited"), pl.col("kind").alias("v_kind"), pl.col("role").alias("v_role"),
-                             pl.col("tokens").alias("v_tokens"), pl.col("span_start").alias("v_span"), pl.col("depth").alias("v_depth"))
-    seen = needed.select("tree_id", "prototype_id", "leaf_id").join(visits, on=["tree_id", "leaf_id"]).select("tree_id", "prototype_id", "visited").unique().join(node_info, on=["tree_id", "visited"])
-    needed_roles = needed.group_by("tree_id", "prototype_id").agg(pl.col("role").unique().alias("_roles"), pl.col("leaf_id").alias("_needed"))
-    # tokens: labels of visited roots and groups, plus each distinct span of the visited leaves once
-    label_tokens = seen.filter(pl.col("v_kind") != "leaf").group_by("tree_id", "prototype_id").agg(pl.col("v_tokens").sum().alias("_label_tokens"))
-    span_tokens = seen.filter(pl.col("v_kind") == "leaf").unique(["tree_id", "prototype_id", "v_span"]).group_by("tree_id", "prototype_id").agg(pl.col("v_tokens").sum().alias("_span_tokens"))
-    visited_leaves = seen.filter(pl.col("v_kind") == "leaf").join(needed_roles, on=["tree_id", "prototype_id"]).group_by("tree_id", "prototype_id").agg(
+    by = ["prototype_id"]
+    seen = walk(n, needed, by).join(n.select("_t", "preorder", "depth", "kind", "role", "tokens", "span_start"), on=["_t", "preorder"])
+    seen_leaves = (
+        seen.filter(pl.col("kind") == "leaf")
+        .join(needed.select("_t", *by, "preorder", pl.lit(True).alias("_is_needed")), on=["_t", *by, "preorder"], how="left")
+        .join(needed.select("_t", *by, "role").unique().with_columns(pl.lit(True).alias("_needed_role")), on=["_t", *by, "role"], how="left")
+    )
+    keys = ["_t", *by]
+    visited = seen.group_by(keys).agg(
+        pl.len().alias("_visited"), pl.col("depth").filter(pl.col("kind") == "leaf").max().alias("_path"),
+        (pl.col("kind") == "group").sum().alias("_groups"),
+        # tokens: labels of visited roots and groups ...
+        pl.col("tokens").filter(pl.col("kind") != "leaf").sum().alias("_label_tokens"),
+    )
+    leaf_stats = seen_leaves.group_by(keys).agg(
         # ambiguity: visited leaves carrying a needed role that are not themselves needed (to be told apart by value and span)
-        (pl.col("v_role").is_in(pl.col("_roles").first()) & ~pl.col("visited").is_in(pl.col("_needed").first())).sum().alias("_confusable"),
+        (pl.col("_needed_role").fill_null(False) & pl.col("_is_needed").is_null()).sum().alias("_confusable"),
         pl.len().alias("_visited_leaves"),
     )
-    branch = nodes.select("tree_id", pl.col("node_id").alias("leaf_id"), "preorder")
+    # ... plus each distinct span of the visited leaves once
+    span_tokens = (
+        seen_leaves.sort([*keys, "preorder"]).unique([*keys, "span_start"], keep="first")
+        .group_by(keys).agg(pl.col("tokens").sum().alias("_span_tokens"))
+    )
     per_q = (
-        needed.group_by("tree_id", "fragment_id", "prototype_id").agg(
-            pl.col("leaf_id").n_unique().alias("_n_needed"),
+        needed.group_by("_t", "fragment_id", *by).agg(
+            pl.col("preorder").n_unique().alias("_n_needed"),
             pl.col("role").unique().alias("_found_roles"),
             pl.col("preorder").min().alias("_first"), pl.col("preorder").max().alias("_last"),
+            # top-level branches holding the query's evidence (jumps = branches - 1)
+            pl.col("_a1").n_unique().alias("_branches"),
         )
         .join(q.select("fragment_id", "prototype_id", "p_qf", "role_signature"), on=["fragment_id", "prototype_id"])
-        .join(seen.group_by("tree_id", "prototype_id").agg(
-            pl.len().alias("_visited"), pl.col("v_depth").filter(pl.col("v_kind") == "leaf").max().alias("_path"),
-            (pl.col("v_kind") == "group").sum().alias("_groups")), on=["tree_id", "prototype_id"])
-        .join(label_tokens, on=["tree_id", "prototype_id"], how="left")
-        .join(span_tokens, on=["tree_id", "prototype_id"], how="left")
-        .join(visited_leaves, on=["tree_id", "prototype_id"], how="left")
-        .join(_branches(nodes, needed), on=["tree_id", "prototype_id"], how="left")
-        .join(shape.select("tree_id", "n_nodes"), on="tree_id")
-        .join(fragments.select("fragment_id", pl.col("n_tokens").alias("_frag_tokens")), on="fragment_id")
+        .join(visited, on=keys)
+        .join(span_tokens, on=keys, how="left")
+        .join(leaf_stats, on=keys, how="left")
+        .join(shape.select("_t", "n_nodes"), on="_t")
+        .join(fragments.select("fragment_id", pl.col("n_tokens").alias("_frag_tokens")).join(
+            n.lazy().select("fragment_id").unique(), on="fragment_id", how="semi").collect(), on="fragment_id")
     )
     comp = per_q.with_columns(
         (pl.col("_path") / NORM["path_length"]).alias("path_length"),
@@ -282,13 +336,13 @@ def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
     )
     per_query_cols = ["path_length", "nodes_visited", "context_tokens", "reasoning_steps", "ambiguity", "missing_evidence", "cross_branch_jumps", "citation_distance"]
     # exact (fsum) expectations: the same bits whatever order the rows arrive in
-    expected = comp.with_columns([(pl.col(c) * pl.col("p_qf")).alias(f"_w_{c}") for c in per_query_cols]).group_by("tree_id").agg(
-        *[(exact_sum(f"_w_{c}") / exact_sum("p_qf")).alias(c) for c in per_query_cols],
-        pl.len().cast(pl.Int64).alias("n_queries"),
-    )
+    weighted = comp.select("_t", "p_qf", *[(pl.col(c) * pl.col("p_qf")).alias(f"_w_{c}") for c in per_query_cols])
+    sums = exact_sums(weighted, ["_t"], {"_p": "p_qf", **{f"_w_{c}": f"_w_{c}" for c in per_query_cols}})
+    expected = sums.select("_t", *[(pl.col(f"_w_{c}") / pl.col("_p")).alias(c) for c in per_query_cols]).join(
+        comp.group_by("_t").agg(pl.len().cast(pl.Int64).alias("n_queries")), on="_t")
     w = p.weights()
-    scored = (
-        shape.join(expected, on="tree_id")
+    scored = (  # lazy: the optimiser's sum_horizontal adds in its own order, and J's bits follow it
+        shape.lazy().join(expected.lazy(), on="_t")
         .with_columns(
             (pl.col("max_depth") / NORM["max_depth"]).alias("trace_complexity"),
             ((pl.col("n_nodes") + pl.col("max_depth")) / NORM["tree_size"]).alias("tree_complexity"),
@@ -313,20 +367,6 @@ def select_min(scored: pl.LazyFrame) -> pl.LazyFrame:
     rank = pl.col("candidate").replace_strict({c: i for i, c in enumerate(CANDIDATES)}, return_dtype=pl.Int64)
     best = pl.struct(pl.col("J").round(12), rank).rank("ordinal").over("fragment_id") == 1
     return scored.with_columns(best.alias("selected"))
-
-
-def _branches(nodes: pl.LazyFrame, needed: pl.LazyFrame) -> pl.LazyFrame:
-    """How many top-level branches hold a query's evidence (jumps = branches - 1)."""
-    top = nodes.filter(pl.col("depth") == 1).select("tree_id", pl.col("node_id").alias("top"), pl.col("preorder").alias("top_pre"))
-    spans = top.with_columns(
-        pl.col("top_pre").shift(-1).over("tree_id", order_by="top_pre").alias("next_pre")
-    )
-    return (
-        needed.select("tree_id", "prototype_id", "preorder")
-        .join(spans, on="tree_id")
-        .filter((pl.col("preorder") >= pl.col("top_pre")) & (pl.col("next_pre").is_null() | (pl.col("preorder") < pl.col("next_pre"))))
-        .group_by("tree_id", "prototype_id").agg(pl.col("top").n_unique().alias("_branches"))
-    )
 
 
 def representative(scores: pl.DataFrame, n: int = 12) -> pl.DataFrame:
