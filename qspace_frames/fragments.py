@@ -69,10 +69,14 @@ def classify(lines: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
 
 
 def lines_of(pages: pl.LazyFrame) -> pl.LazyFrame:
-    """One row per line with its code-point offset into the document text."""
+    """One row per line with its code-point offset into the document text.
+
+    Pages are put in document order first: headings carry forward over the rows that follow
+    them, so pages arriving out of order (a shard, a concat) must not change a heading path."""
     n = pl.col("line").str.len_chars() + 1  # +1 for the '\n' that split removed
     return (
-        pages.select(DOC, "page", pl.col("char_start").alias("page_start"), pl.col("text").str.split("\n").alias("line"))
+        pages.sort([DOC, "char_start"])
+        .select(DOC, "page", pl.col("char_start").alias("page_start"), pl.col("text").str.split("\n").alias("line"))
         .explode("line")
         .with_columns((pl.col("page_start") + n.cum_sum().over([DOC, "page_start"]) - n).alias("line_start"))
     )
