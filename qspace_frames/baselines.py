@@ -16,7 +16,7 @@ from __future__ import annotations
 import polars as pl
 
 from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
-from .exprs import exact_sum
+from .exprs import exact_sums
 from .schemas import conform
 from .tokens import count_tokens, encoding
 
@@ -88,6 +88,26 @@ def _load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: Eval
     return conform(out, RETRIEVALS).collect()
 
 
+def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, first: int = 64) -> pl.DataFrame:
+    """`ranked` (sorted by query_id, then load order) with the exact token count `n_tokens` of
+    `text`, kept only as far as `_load_in_order` can load: each query's units up to the one whose
+    cumulative count reaches max_tokens. Units are counted in growing prefixes (first, 4x first,
+    ...), so a query never pays for the units past its budget."""
+    r = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("query_id").alias("_r"))
+    counted = r.clear().with_columns(pl.lit(None, dtype=pl.Int64).alias("n_tokens"))
+    todo, lo, hi = r.select("query_id").unique(), 0, first
+    while todo.height:
+        part = r.join(todo, on="query_id", how="semi").filter((pl.col("_r") >= lo) & (pl.col("_r") < hi))
+        if part.height == 0:
+            break
+        part = part.with_columns(pl.Series("n_tokens", count_tokens(part[text].to_list(), p.encoding), dtype=pl.Int64))
+        counted = pl.concat([counted, part])
+        full = counted.group_by("query_id").agg(pl.col("n_tokens").sum().alias("_sum"), pl.len().alias("_n"))
+        todo = full.filter((pl.col("_sum") < p.max_tokens) & (pl.col("_n") == hi)).select("query_id")
+        lo, hi = hi, hi * 4
+    return counted.sort("query_id", "_r").drop("_r")
+
+
 # ---- fixed token chunks -------------------------------------------------------------------------
 
 
@@ -121,30 +141,61 @@ def chunk_bounds(texts: list[str], size: int, name: str) -> list[list[int]]:
     re-encoded, and one that came out over `size` is cut again at its own `size`-token prefix,
     leaving the rest as an extra small chunk. Chunks cover the text with no gap and no overlap.
     """
+    return [b for b, _ in _bounds_and_counts(texts, size, name)]
+
+
+CHUNK_BATCH_CHARS = 4_000_000  # text encoded per step: token id lists stay small whatever the corpus size
+
+
+def _bounds_and_counts(texts: list[str], size: int, name: str) -> list[tuple[list[int], list[int]]]:
+    """`chunk_bounds` plus the exact token count of every chunk (the re-encoding that checks the
+    cuts counts them), texts taken in batches of about CHUNK_BATCH_CHARS characters, and the
+    chunks of a whole batch counted in one tokenizer call."""
+    out: list = []
+    batch: list[str] = []
+    chars = 0
+    for text in texts:
+        batch.append(text)
+        chars += len(text)
+        if chars >= CHUNK_BATCH_CHARS:
+            out += _bounds_batch(batch, size, name)
+            batch, chars = [], 0
+    return out + (_bounds_batch(batch, size, name) if batch else [])
+
+
+def _bounds_batch(texts: list[str], size: int, name: str) -> list[tuple[list[int], list[int]]]:
     enc = encoding(name)
-    all_ids = enc.encode_ordinary_batch(texts, num_threads=2)
-    out = []
-    for text, ids in zip(texts, all_ids):
-        bounds = _window_bounds(text, ids, size, enc) if text else [0]
-        while True:
-            pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
-            over = [i for i, n in enumerate(count_tokens(pieces, name)) if n > size]
-            if not over:
-                break
-            cuts = prefix_chars([pieces[i] for i in over], [size] * len(over), name)
-            extra = [bounds[i] + c for i, c in zip(over, cuts) if 0 < c < len(pieces[i])]
-            if not extra:  # cannot happen for size >= 1 (a character is at most 4 tokens); never loop
-                break
-            bounds = sorted(set(bounds) | set(extra))
-        out.append(bounds)
-    return out
+    bounds = [_window_bounds(t, ids, size, enc) if t else [0] for t, ids in zip(texts, enc.encode_ordinary_batch(texts, num_threads=2))]
+    counts: list = [None] * len(texts)
+    todo = list(range(len(texts)))
+    while todo:
+        spans = [(i, a, b) for i in todo for a, b in zip(bounds[i], bounds[i][1:])]
+        ns = iter(count_tokens([texts[i][a:b] for i, a, b in spans], name))
+        again = []
+        for i in todo:
+            got = [next(ns) for _ in range(len(bounds[i]) - 1)]
+            over = [j for j, n in enumerate(got) if n > size]
+            extra = []
+            if over:
+                pieces = [texts[i][bounds[i][j]:bounds[i][j + 1]] for j in over]
+                cuts = prefix_chars(pieces, [size] * len(over), name)
+                extra = [bounds[i][j] + c for j, c, piece in zip(over, cuts, pieces) if 0 < c < len(piece)]
+            if extra:
+                bounds[i] = sorted(set(bounds[i]) | set(extra))
+                again.append(i)
+            else:  # no chunk over size (or none can be cut: cannot happen for size >= 1; never loop)
+                counts[i] = got
+        todo = again
+    return list(zip(bounds, counts))
 
 
 def chunks(docs: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
     """Every document cut into consecutive chunks of at most `chunk_tokens` tokens (schema CHUNK)."""
     d = _lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
     texts = d["doc_text"].fill_null("").to_list()
-    bounds = chunk_bounds(texts, p.chunk_tokens, p.encoding)
+    cut = _bounds_and_counts(texts, p.chunk_tokens, p.encoding)
+    del texts
+    bounds = [b for b, _ in cut]
     starts = pl.Series("char_start", [b[:-1] for b in bounds], dtype=pl.List(pl.Int64))
     ends = pl.Series("char_end", [b[1:] for b in bounds], dtype=pl.List(pl.Int64))
     out = (
@@ -154,8 +205,34 @@ def chunks(docs: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> p
         .with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).over("doc_id").alias("chunk"))
         .with_columns(pl.col("doc_text").str.slice(pl.col("char_start"), pl.col("char_end") - pl.col("char_start")).alias("text"))
     )
-    out = out.with_columns(pl.Series("n_tokens", count_tokens(out["text"].to_list(), p.encoding), dtype=pl.Int64))
+    # counted when the cuts were checked: the exact count of each chunk's own text
+    out = out.with_columns(pl.Series("n_tokens", [n for _, c in cut for n in c], dtype=pl.Int64))
     return conform(out, CHUNK).sort(["doc_id", "chunk"])
+
+
+WORDS = r"[\p{L}\p{N}]+"
+BM25_SLICE = 100_000  # units read per step when counting terms: bounded memory whatever the corpus size
+
+
+def _term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(dl, tf) of `units` (with a row number `_u`): every unit's length in terms, and the term
+    frequencies of the `wanted` terms only. The same terms as `terms_expr`, but each distinct
+    word of a slice is stemmed once (not once per occurrence), and words no query asks for are
+    dropped before any counting."""
+    stop = list(STOP_WORDS)
+    dls = [pl.DataFrame(schema={"_u": units.schema["_u"], "dl": pl.Int64})]
+    tfs = [pl.DataFrame(schema={"_u": units.schema["_u"], "term": pl.String, "tf": pl.Int64})]
+    for off in range(0, units.height, BM25_SLICE):
+        words = (
+            units.slice(off, BM25_SLICE)
+            .select("_u", pl.col("text").fill_null("").str.to_lowercase().str.extract_all(WORDS).alias("w"))
+            .explode("w").drop_nulls("w").filter(~pl.col("w").is_in(stop))
+        )
+        dls.append(words.group_by("_u").agg(pl.len().cast(pl.Int64).alias("dl")))
+        stems = words.select("w").unique().with_columns(stem_expr(pl.col("w")).alias("term")).join(wanted, on="term", how="semi")
+        tfs.append(words.join(stems, on="w").group_by("_u", "term").agg(pl.len().cast(pl.Int64).alias("tf")))
+    dl = units.select("_u").join(pl.concat(dls), on="_u", how="left").with_columns(pl.col("dl").fill_null(0))
+    return dl, pl.concat(tfs)
 
 
 def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.LazyFrame:
@@ -165,27 +242,35 @@ def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = Eval
     the unit count N and the mean unit length come from all of them, so IDF reflects the corpus,
     while a query is scored only against its own document's units. Query terms count once each.
     IDF = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative). Unmatched units score 0.
+    Terms are `terms_expr`'s; only the query terms' frequencies are ever counted.
     """
-    unit_terms = units.select("doc_id", "chunk", terms_expr("text").alias("term"))
-    lengths = unit_terms.select("doc_id", "chunk", pl.col("term").list.len().cast(pl.Int64).alias("dl"))
-    tf = unit_terms.explode("term").drop_nulls("term").group_by(["doc_id", "chunk", "term"]).agg(pl.len().cast(pl.Int64).alias("tf"))
+    q_terms = (
+        queries.lazy().select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
+        .explode("term").drop_nulls("term").collect()
+    )
+    u = units.lazy().select("doc_id", "chunk", "text").collect().with_row_index("_u")
+    dl, tf = _term_counts(u, q_terms.select("term").unique())
+    keys = u.select("_u", "doc_id", "chunk")
+    lengths = keys.join(dl, on="_u").lazy()
     stats = lengths.select(pl.len().cast(pl.Float64).alias("_n"), pl.col("dl").cast(pl.Float64).mean().alias("_avgdl"))
     idf = (
-        tf.group_by("term").agg(pl.len().cast(pl.Float64).alias("df")).join(stats, how="cross")
+        tf.lazy().group_by("term").agg(pl.len().cast(pl.Float64).alias("df")).join(stats, how="cross")
         .select("term", (1 + (pl.col("_n") - pl.col("df") + 0.5) / (pl.col("df") + 0.5)).log().alias("idf"))
     )
     k1, b = p.bm25_k1, p.bm25_b
     norm = k1 * (1 - b + b * pl.col("dl") / pl.max_horizontal(pl.col("_avgdl"), pl.lit(1e-9)))
     part = pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + norm)
-    q_terms = queries.select("query_id", "doc_id", terms_expr("question").list.unique().alias("term")).explode("term").drop_nulls("term")
-    matched = (
-        q_terms.join(tf, on=["doc_id", "term"]).join(idf, on="term").join(lengths, on=["doc_id", "chunk"])
+    parts = (
+        q_terms.lazy().join(tf.lazy().join(keys.lazy(), on="_u"), on=["doc_id", "term"]).join(idf, on="term")
+        .join(lengths.select("_u", "dl"), on="_u")
         .join(stats, how="cross").with_columns(part.alias("_part"))
-        .group_by(["query_id", "chunk"]).agg(exact_sum("_part").alias("score"))
+        .select("query_id", "chunk", "_part")
+        .collect()
     )
+    matched = exact_sums(parts, ["query_id", "chunk"], {"score": "_part"})
     return (
-        queries.select("query_id", "doc_id").join(units.select("doc_id", "chunk"), on="doc_id")
-        .join(matched, on=["query_id", "chunk"], how="left")
+        queries.lazy().select("query_id", "doc_id").join(keys.lazy().select("doc_id", "chunk"), on="doc_id")
+        .join(matched.lazy(), on=["query_id", "chunk"], how="left")
         .with_columns(pl.col("score").fill_null(0.0))
     )
 

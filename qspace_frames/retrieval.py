@@ -17,10 +17,9 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import DETECTORS, all_sentences
-from .baselines import _load_in_order, _queries, bm25_scores
-from .exprs import exact_sum
+from .baselines import _load_in_order, _queries, bm25_scores, count_ranked
+from .exprs import exact_sums
 from .params import AffordanceParams, EvalParams
-from .tokens import n_tokens_expr
 
 STRATEGY = "qspace"
 
@@ -54,22 +53,32 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         bm25_scores(queries, frag_units.select("doc_id", "chunk", "text"), p)
         .join(frag_units.select("chunk", "fragment_id"), on="chunk").select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))
     )
-    # candidate prototypes of the question, and the selected-tree leaves that answer them
-    cand = question_intents(queries).join(prototypes.select("prototype_id", "intent"), on="intent").join(density.select("prototype_id", "p_q"), on="prototype_id")
+    # candidate prototypes of the question, and the selected-tree leaves that answer them. Questions
+    # with the same candidates get the same boosts: each distinct candidate set is computed once.
+    cand = (
+        question_intents(queries).join(prototypes.select("prototype_id", "intent"), on="intent")
+        .join(density.select("prototype_id", "p_q"), on="prototype_id").select("query_id", "prototype_id", "p_q").collect()
+    )
+    sig = cand.group_by("query_id").agg(pl.concat_str("prototype_id", pl.col("p_q").cast(pl.String), separator=" ").sort().str.join("|").alias("_sig"))
+    reps = sig.sort("query_id").unique("_sig", keep="first")
+    sets = cand.join(reps, on="query_id").select("_sig", "prototype_id", "p_q")
     selected = scores.filter(pl.col("selected")).select("tree_id")
     leaves = nodes.join(selected, on="tree_id").filter(pl.col("kind") == "leaf").select("fragment_id", "evidence_id", "span_start", "depth")
-    boosted = (
-        cand.join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id"), on="prototype_id")
+    hits = (
+        sets.lazy().join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id"), on="prototype_id")
         .join(leaves, on="evidence_id")
-        .group_by("query_id", "fragment_id", pl.col("span_start").alias("char_start"))
-        .agg(exact_sum("p_q").alias("proto"), pl.col("depth").max().alias("leaf_depth"))
+        .select("_sig", "fragment_id", pl.col("span_start").alias("char_start"), "p_q", "depth")
+        .collect()
     )
-    top_proto = boosted.group_by("query_id").agg(pl.col("proto").max().alias("_max_proto"))
+    key = ["_sig", "fragment_id", "char_start"]
+    boosted = exact_sums(hits, key, {"proto": "p_q"}).join(hits.group_by(key).agg(pl.col("depth").max().alias("leaf_depth")), on=key)
+    top_proto = boosted.group_by("_sig").agg(pl.col("proto").max().alias("_max_proto"))
     units = (
         s_score.join(sents.select("chunk", "fragment_id", "char_start", "char_end", "text"), on="chunk")
         .join(f_score, on=["query_id", "fragment_id"], how="left")
-        .join(boosted, on=["query_id", "fragment_id", "char_start"], how="left")
-        .join(top_proto, on="query_id", how="left")
+        .join(sig.lazy(), on="query_id", how="left")
+        .join(boosted.lazy(), on=key, how="left")
+        .join(top_proto.lazy(), on="_sig", how="left")
         .with_columns(
             (pl.col("proto").fill_null(0) / pl.col("_max_proto").fill_null(1).clip(lower_bound=1e-12)).alias("proto_norm"),
         )
@@ -78,8 +87,10 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
              + p.qspace_prototype_weight * pl.col("proto_norm")).alias("score"),
         )
         .sort(["query_id", "score", "char_start"], descending=[False, True, False])
+        .collect()
     )
-    n_tokens = units.with_columns(n_tokens_expr("text", p.encoding).alias("n_tokens"))
+    # exact token counts, only as far down each query's ranking as a reader can load
+    n_tokens = count_ranked(units, "text", p).lazy()
     # nodes: a fragment node the first time its fragment is entered, the tree path to a leaf, the sentence itself
     first_in_fragment = pl.col("fragment_id").is_first_distinct().over("query_id").cast(pl.Int64)
     step = first_in_fragment + pl.col("leaf_depth").fill_null(0).cast(pl.Int64) + 1
