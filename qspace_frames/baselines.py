@@ -16,9 +16,9 @@ from __future__ import annotations
 import polars as pl
 
 from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
-from .exprs import exact_sums
+from .exprs import exact_sums, token_counts as count_tokens
 from .schemas import conform
-from .tokens import count_tokens, encoding
+from .tokens import encoding
 
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
 # "party" and "agreement" are down-weighted by IDF, not removed by fiat).

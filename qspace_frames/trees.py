@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from .exprs import exact_sums
+from .exprs import exact_sums, token_counts as count_tokens
 from .ids import id_expr
 from .params import TreeParams
-from .tokens import count_tokens
 
 CANDIDATES = ("source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree")
 
@@ -355,6 +354,44 @@ def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
         .with_columns(j_expr(p).alias("J"))
     )
     return select_min(scored).select([pl.col(c).cast(t) for c, t in TREE_SCORES.items()]).sort(["fragment_id", "candidate"])
+
+
+BATCH_UNITS = 25_000  # evidence units compiled per step: intermediate frames stay bounded whatever the corpus size
+
+
+def compile_trees(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
+                  density: pl.LazyFrame, memberships: pl.LazyFrame, classes: pl.LazyFrame, codemand: pl.LazyFrame,
+                  p: TreeParams, batch_units: int = BATCH_UNITS) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(tree_nodes, tree_scores) of every fragment with evidence: `tree_nodes` then `tree_scores`,
+    over consecutive ranges of fragment ids holding about `batch_units` evidence units each.
+
+    A tree depends only on its own fragment (and the corpus-wide prototypes, densities and
+    co-demand), so the batches give exactly the rows one pass would, in the same order."""
+    ev = evidence.select("evidence_id", "fragment_id", "doc_id", "role", "value", "value_start", "value_end", "span",
+                         "span_start", "span_end", "prototype_ids").collect()
+    per_fragment = ev.group_by("fragment_id").agg(pl.len().alias("_n")).sort("fragment_id")
+    batch = per_fragment.select("fragment_id", ((pl.col("_n").cum_sum() - pl.col("_n")) // max(batch_units, 1)).alias("_b"))
+    frags = fragments.select("fragment_id", "heading_path", "kind", "n_tokens", "char_start", "char_end").join(
+        per_fragment.lazy().select("fragment_id"), on="fragment_id", how="semi").collect()
+    direct = edges.filter(pl.col("support") == "direct").select("fragment_id", "prototype_id", "support").join(
+        per_fragment.lazy().select("fragment_id"), on="fragment_id", how="semi").collect()
+    small = [prototypes.select("prototype_id", "canonical_name", "role_signature").collect().lazy(),
+             density.select("prototype_id", "p_q").collect().lazy(), memberships.collect().lazy(), classes.collect().lazy(),
+             codemand.collect().lazy()]
+    empty = [x.clear() for x in (frags, ev, direct)]
+    parts = [x.join(batch, on="fragment_id").partition_by("_b", as_dict=True, include_key=False) for x in (frags, ev, direct)]
+    del frags, ev, direct
+    nodes, scores = [], []
+    for key in batch["_b"].unique().sort().to_list():
+        f, e, d = (part.pop((key,), none).lazy() for part, none in zip(parts, empty))
+        n = tree_nodes(f, e, d, *small, p).collect()
+        scores.append(tree_scores(n.lazy(), e, d, small[0], small[1], f, p).collect())
+        nodes.append(n)
+    if not nodes:  # no evidence anywhere: empty frames of the declared schemas
+        return pl.DataFrame(schema=TREE_NODES), pl.DataFrame(schema=TREE_SCORES)
+    out_nodes = pl.concat(nodes, rechunk=False).sort(["tree_id", "preorder"])
+    del nodes
+    return out_nodes, pl.concat(scores).sort(["fragment_id", "candidate"])
 
 
 def j_expr(p: TreeParams) -> pl.Expr:
