@@ -124,17 +124,15 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
 
 
 def _trees_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    # read once: every level of the tree builder joins them again
-    r = {k: wb.read(*k.split("/")).lazy() for k in ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes",
-                                                    "density", "classes/memberships", "classes", "evidence/codemand")}
-    nodes = trees_mod.tree_nodes(*r.values(), wb.params.trees).collect()
-    scores = trees_mod.tree_scores(nodes.lazy(), r["evidence"], r["prototypes/fragment_question_edges"], r["prototypes"],
-                                   r["density"], r["fragments"], wb.params.trees).collect()
+    # scans: each input is read once, and only the columns the trees use (never the fragment text)
+    r = {k: wb.scan(*k.split("/")) for k in ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes",
+                                             "density", "classes/memberships", "classes", "evidence/codemand")}
+    nodes, scores = trees_mod.compile_trees(*r.values(), wb.params.trees)
     return {"tree_nodes": nodes, "tree_scores": scores}
 
 
 def _simulation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    sims = simulation_mod.simulate(wb.read("affordances").lazy(), wb.read("trees", "tree_nodes").lazy(), wb.read("trees", "tree_scores").lazy())
+    sims = simulation_mod.simulate(wb.scan("affordances"), wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"))
     return {"simulations": sims.collect()}
 
 
@@ -167,16 +165,17 @@ STAGES: dict[str, Stage] = {
         Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments", (fragments_mod, tokens_mod)),
         Stage("affordances", "1", ("affordances",), ("corpus", "fragments"), _affordances_stage, "answer affordances with verified spans", (affordances_mod, fragments_mod)),
         Stage("prototypes", "1", (), ("affordances",), _prototypes_stage, "question prototypes and fragment-question edges", (prototypes_mod, affordances_mod, exprs_mod)),
-        Stage("classes", "1", ("classes",), ("prototypes",), _classes_stage, "proposed question classes", (classes_mod, exprs_mod)),
+        Stage("classes", "1", ("classes",), ("prototypes",), _classes_stage, "proposed question classes", (classes_mod, exprs_mod, ids_mod)),
         Stage("density", "1", ("density",), ("prototypes",), _density_stage, "question density", (density_mod, exprs_mod)),
         Stage("proximity", "1", ("proximity",), ("prototypes", "classes"), _proximity_stage, "prototype proximity", (proximity_mod, exprs_mod)),
-        Stage("evidence", "1", ("evidence",), ("affordances", "prototypes", "density"), _evidence_stage, "evidence units and co-demand", (evidence_mod, exprs_mod)),
+        Stage("evidence", "1", ("evidence",), ("affordances", "prototypes", "density"), _evidence_stage, "evidence units and co-demand", (evidence_mod, exprs_mod, ids_mod)),
         Stage("graph", "1", (), ("prototypes", "classes", "proximity", "density"), _graph_stage, "the Qspace graph", (graph_mod, exprs_mod)),
         Stage("trees", "1", ("trees",), ("fragments", "evidence", "prototypes", "density", "classes"), _trees_stage,
-              "candidate retrieval trees and J(T)", (trees_mod, tokens_mod)),
-        Stage("simulation", "1", (), ("affordances", "trees"), _simulation_stage, "traversal simulation", (simulation_mod, trees_mod)),
+              "candidate retrieval trees and J(T)", (trees_mod, tokens_mod, exprs_mod, ids_mod)),
+        Stage("simulation", "1", (), ("affordances", "trees"), _simulation_stage, "traversal simulation", (simulation_mod, trees_mod, exprs_mod)),
         Stage("evaluation", "1", ("evaluation",), ("corpus", "fragments", "affordances", "prototypes", "evidence", "density", "trees"),
-              _evaluation_stage, "measured evaluation of every strategy", (evaluation_mod, baselines_mod, retrieval_mod, ask_mod, questions_mod, tokens_mod)),
+              _evaluation_stage, "measured evaluation of every strategy", (evaluation_mod, baselines_mod, retrieval_mod, ask_mod, questions_mod, tokens_mod,
+                                                                            exprs_mod, affordances_mod)),
     ]
 }
 
