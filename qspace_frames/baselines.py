@@ -194,16 +194,19 @@ def chunks(docs: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> p
     d = _lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
     texts = d["doc_text"].fill_null("").to_list()
     cut = _bounds_and_counts(texts, p.chunk_tokens, p.encoding)
-    del texts
     bounds = [b for b, _ in cut]
     starts = pl.Series("char_start", [b[:-1] for b in bounds], dtype=pl.List(pl.Int64))
     ends = pl.Series("char_end", [b[1:] for b in bounds], dtype=pl.List(pl.Int64))
+    # chunk texts sliced here, not from an exploded doc_text: exploding copied the whole document
+    # once per chunk (a 1 MB one-line file took 400 MB; memory grew with the square of its size)
+    pieces = pl.Series("text", [t[a:z] for t, b in zip(texts, bounds) for a, z in zip(b, b[1:])], dtype=pl.String)
+    del texts
     out = (
-        d.with_columns(starts, ends)
+        d.select("doc_id", starts, ends)
         .explode(["char_start", "char_end"])
         .drop_nulls("char_start")
         .with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).over("doc_id").alias("chunk"))
-        .with_columns(pl.col("doc_text").str.slice(pl.col("char_start"), pl.col("char_end") - pl.col("char_start")).alias("text"))
+        .with_columns(pieces)
     )
     # counted when the cuts were checked: the exact count of each chunk's own text
     out = out.with_columns(pl.Series("n_tokens", [n for _, c in cut for n in c], dtype=pl.Int64))
