@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import zlib
 import zipfile
 from pathlib import Path
 
@@ -181,6 +182,28 @@ def _minimal_pdf(kids_of_pages: str, count: int = 1) -> bytes:
     return bytes(out)
 
 
+def _flate_bomb_pdf(inflated: int) -> bytes:
+    """A one-page PDF whose content stream is `inflated` bytes of spaces, deflated (streamed)."""
+    c = zlib.compressobj(9)
+    body = c.compress(b"BT /F1 12 Tf 20 100 Td (bomb) Tj ET\n")
+    chunk = b" " * (8 * 2**20)
+    for _ in range(inflated // len(chunk)):
+        body += c.compress(chunk)
+    body += c.flush()
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(body) + body + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
 def _text_pdf() -> bytes:
     """A valid one-page PDF (the cyclic builder with an acyclic tree)."""
     return _minimal_pdf("3 0 R").replace(b"/Kids [2 0 R 3 0 R 4 0 R]", b"/Kids [4 0 R]        ")
@@ -242,6 +265,8 @@ def make_hostile_corpus(root: Path, http_url: str = "http://127.0.0.1:9/evil.dtd
     put("pdf/control.pdf", good_pdf, "loaded", r"")
     put("pdf/truncated.pdf", good_pdf[: len(good_pdf) // 2], "error", r"pdf (parse failed|page tree unreadable): .+")
     put("pdf/cyclic-self.pdf", _minimal_pdf("2 0 R 3 0 R"), "error", r"pdf page tree unreadable: .+")
+    put("pdf/flate-bomb.pdf", _flate_bomb_pdf(RATIO_BOMB_BYTES), "error",  # pypdf stops inflating at its limit
+        r"pdf text extraction failed on all 1 pages \(first: page 1: LimitReachedError: Limit reached while decompressing.*\)")
     put("pdf/cyclic-parent.pdf", _minimal_pdf("3 0 R"), "error", r"pdf page tree unreadable: .+")
 
     # text formats
