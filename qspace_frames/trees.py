@@ -386,12 +386,17 @@ def compile_trees(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.Laz
         f, e, d = (part.pop((key,), none).lazy() for part, none in zip(parts, empty))
         n = tree_nodes(f, e, d, *small, p).collect()
         scores.append(tree_scores(n.lazy(), e, d, small[0], small[1], f, p).collect())
-        nodes.append(n)
+        # nodes are ordered by tree id, a hash: keep them in buckets by its first hex digit so the
+        # final sort holds one bucket twice, never the whole frame
+        nodes.append(n.with_columns(pl.col("tree_id").str.slice(5, 1).alias("_bucket")).partition_by("_bucket", as_dict=True, include_key=False))
+        del n
     if not nodes:  # no evidence anywhere: empty frames of the declared schemas
         return pl.DataFrame(schema=TREE_NODES), pl.DataFrame(schema=TREE_SCORES)
-    out_nodes = pl.concat(nodes, rechunk=False).sort(["tree_id", "preorder"])
+    out = []
+    for b in sorted({k for part in nodes for k in part}):
+        out.append(pl.concat([part.pop(b) for part in nodes if b in part], rechunk=False).sort(["tree_id", "preorder"]))
     del nodes
-    return out_nodes, pl.concat(scores).sort(["fragment_id", "candidate"])
+    return pl.concat(out, rechunk=False), pl.concat(scores).sort(["fragment_id", "candidate"])
 
 
 def j_expr(p: TreeParams) -> pl.Expr:
