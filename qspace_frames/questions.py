@@ -475,7 +475,8 @@ LAYOUT_RULES: tuple[tuple[str, str], ...] = (
 
 # table-of-contents hints, first match wins: group 1 is the section number or name
 TOC_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("number", r"(?i)(?:\b(?:sections?|sect\.|clauses?|articles?|chapters?|parts?|appendix|annex|schedule)|§)\s*((?:[A-Z]?\d+(?:[.-]\d+)*[a-z]?|[A-Z]|[IVX]+))\b"),
+    # the number must stand apart from the word ("Party" is not "Part y")
+    ("number", r"(?i)(?:\b(?:sections?|sect\.|clauses?|articles?|chapters?|parts?|appendix|annex|schedule)\s+|§\s*)((?:[A-Z]?\d+(?:[.-]\d+)*[a-z]?|[A-Z]|[IVX]+))\b"),
     ("quoted", r"(?i)\b(?:section|chapter|heading|part)\s+(?:titled|called|named)?\s*[\"']([^\"']{1,80})[\"']"),
     ("quoted_before", r"[\"']([^\"']{1,80})[\"']\s+(?i:section|chapter|heading)\b"),
     ("capitalised", r"(?i:\b(?:in|under|from|of|see|per)\s+the\s+)([A-Z][\w&/-]*(?:\s+(?:[A-Z][\w&/-]*|and|of|&)){0,5})\s+(?i:section|chapter|heading)\b"),
