@@ -238,6 +238,14 @@ def _term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFram
     return dl, pl.concat(tfs)
 
 
+def query_terms(queries: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """(query_id, doc_id, term): each query's distinct terms."""
+    return (
+        _lazy(queries).select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
+        .explode("term").drop_nulls("term").collect()
+    )
+
+
 def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.LazyFrame:
     """BM25 score of every unit of each query's document (query_id, doc_id, chunk, score).
 
@@ -247,13 +255,33 @@ def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = Eval
     IDF = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative). Unmatched units score 0.
     Terms are `terms_expr`'s; only the query terms' frequencies are ever counted.
     """
-    q_terms = (
-        queries.lazy().select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
-        .explode("term").drop_nulls("term").collect()
-    )
-    u = units.lazy().select("doc_id", "chunk", "text").collect().with_row_index("_u")
-    dl, tf = _term_counts(u, q_terms.select("term").unique())
-    keys = u.select("_u", "doc_id", "chunk")
+    scores, _ = bm25_batched(_lazy(queries).collect(), [_lazy(units).select("doc_id", "chunk", "text").collect()], p)
+    return scores
+
+
+def bm25_batched(queries: pl.DataFrame, batches, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
+    """`bm25_scores` over units that arrive in batches (frames with doc_id, chunk, text and any
+    other columns), each batch reduced to its term counts as soon as it arrives: only the units
+    of the queries' own documents are kept whole. Returns (scores, those units)."""
+    q_terms = query_terms(queries)
+    wanted = q_terms.select("term").unique()
+    docs = queries.select("doc_id").unique()
+    keys, dls, tfs, kept, offset = [], [], [], [], 0
+    for b in batches:
+        b = b.with_row_index("_u", offset=offset).with_columns(pl.col("_u").cast(pl.Int64))
+        offset += b.height
+        dl, tf = _term_counts(b.select("_u", "text"), wanted)
+        keys.append(b.select("_u", "doc_id", "chunk"))
+        dls.append(dl)
+        tfs.append(tf)
+        kept.append(b.join(docs, on="doc_id", how="semi").drop("_u"))
+        del b
+    keys, dl, tf = pl.concat(keys), pl.concat(dls), pl.concat(tfs)
+    return _bm25(queries, q_terms, keys, dl, tf, p), pl.concat(kept)
+
+
+def _bm25(queries: pl.DataFrame, q_terms: pl.DataFrame, keys: pl.DataFrame, dl: pl.DataFrame, tf: pl.DataFrame,
+          p: EvalParams) -> pl.LazyFrame:
     lengths = keys.join(dl, on="_u").lazy()
     stats = lengths.select(pl.len().cast(pl.Float64).alias("_n"), pl.col("dl").cast(pl.Float64).mean().alias("_avgdl"))
     idf = (
@@ -278,18 +306,42 @@ def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = Eval
     )
 
 
+def _chunk_batches(docs: pl.DataFrame, p: EvalParams):
+    """`chunks`, a batch of documents (about CHUNK_BATCH_CHARS characters) at a time."""
+    lens = docs["doc_text"].fill_null("").str.len_chars().to_list()
+    start = 0
+    if not lens:
+        yield pl.DataFrame(schema=CHUNK)
+    while start < len(lens):
+        end, chars = start, 0
+        while end < len(lens) and (end == start or chars < CHUNK_BATCH_CHARS):
+            chars += lens[end]
+            end += 1
+        sub = docs.slice(start, end - start)
+        texts = sub["doc_text"].fill_null("").to_list()
+        rows: dict[str, list] = {c: [] for c in CHUNK}
+        for doc, text, (bounds, counts) in zip(sub["doc_id"].to_list(), texts, _bounds_batch(texts, p.chunk_tokens, p.encoding)):
+            for k, (c0, c1, n) in enumerate(zip(bounds, bounds[1:], counts)):
+                for col, v in zip(CHUNK, (doc, k, c0, c1, text[c0:c1], n)):
+                    rows[col].append(v)
+        yield pl.DataFrame(rows, schema=CHUNK)
+        start = end
+
+
 def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame,
                 p: EvalParams = EvalParams()) -> pl.DataFrame:
     """Fixed `chunk_tokens` chunks of the question's document, best BM25 first (ties: chunk order).
 
     IDF is computed over all chunks of all documents in `docs`. Each chunk is one node examined:
-    nodes_visited = rank, path_length = 1 (a flat list).
+    nodes_visited = rank, path_length = 1 (a flat list). The corpus is chunked a batch of
+    documents at a time; only the questions' own documents' chunks are kept whole.
     """
-    q = _queries(gold)
-    ch = chunks(docs, p).lazy()
+    q = _queries(gold).collect()
+    d = _lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
+    scores, ch = bm25_batched(q, _chunk_batches(d, p), p)
     ordered = (
-        bm25_scores(q, ch, p)
-        .join(ch, on=["doc_id", "chunk"])
+        scores
+        .join(ch.lazy(), on=["doc_id", "chunk"])
         .with_columns(pl.lit(None, dtype=pl.String).alias("fragment_id"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
         .sort(["query_id", "score", "chunk"], descending=[False, True, False])
     )

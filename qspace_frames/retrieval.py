@@ -17,11 +17,13 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import DETECTORS, all_sentences
-from .baselines import _load_in_order, _queries, bm25_scores, count_ranked
+from .baselines import _load_in_order, _queries, bm25_batched, count_ranked
+from .evaluation import _lazy
 from .exprs import exact_sums
 from .params import AffordanceParams, EvalParams
 
 STRATEGY = "qspace"
+FRAGMENT_SLICE = 50_000  # fragments read per step when counting the terms of the whole corpus
 
 
 def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
@@ -35,23 +37,42 @@ def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
 def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl.LazyFrame, density: pl.LazyFrame,
            nodes: pl.LazyFrame, scores: pl.LazyFrame, p: EvalParams, ap: AffordanceParams | None = None) -> pl.DataFrame:
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
-    queries = _queries(gold).collect().lazy()
+    q = _queries(gold).collect()
+    queries = q.lazy()
     ap = ap or AffordanceParams()
-    # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder)
-    sents = (
-        all_sentences(fragments, ap)
-        .select("doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
-        .collect().lazy()
-    )
-    frag_units = fragments.filter(pl.col("kind") != "section").select(
-        "doc_id", "fragment_id", pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"),
-        (pl.col("heading_path").list.join(" ") + pl.lit(" ") + pl.col("text")).alias("text"),
-    ).collect().lazy()
-    s_score = bm25_scores(queries, sents.select("doc_id", "chunk", "text"), p).rename({"score": "s_bm25"})
+    # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder);
+    # the corpus is read a slice of fragments at a time, and only the questions' own documents are kept whole
+    frags = _lazy(fragments).select("doc_id", "fragment_id", "kind", "heading_path", "char_start", "char_end", "text").collect()
+
+    def slices():
+        for off in range(0, max(frags.height, 1), FRAGMENT_SLICE):
+            yield frags.slice(off, FRAGMENT_SLICE)
+
+    def sentence_batches():
+        offset = 0
+        for f in slices():
+            b = all_sentences(f.lazy(), ap).select(
+                "doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"),
+                pl.col("sentence").alias("text")).collect()
+            yield b.with_columns(pl.int_range(offset, offset + b.height, dtype=pl.Int64).alias("chunk"))
+            offset += b.height
+
+    def fragment_batches():
+        offset = 0
+        for f in slices():
+            b = f.filter(pl.col("kind") != "section").select(
+                "doc_id", "fragment_id", (pl.col("heading_path").list.join(" ") + pl.lit(" ") + pl.col("text")).alias("text"))
+            yield b.with_columns(pl.int_range(offset, offset + b.height, dtype=pl.Int64).alias("chunk"))
+            offset += b.height
+
+    s_score, sents = bm25_batched(q, sentence_batches(), p)
+    s_score = s_score.rename({"score": "s_bm25"})
+    sents = sents.lazy()
+    f_score, frag_units = bm25_batched(q, fragment_batches(), p)
+    del frags
     f_score = (
-        bm25_scores(queries, frag_units.select("doc_id", "chunk", "text"), p)
-        .join(frag_units.select("chunk", "fragment_id"), on="chunk").select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))
+        f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk")
+        .select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))
     )
     # candidate prototypes of the question, and the selected-tree leaves that answer them. Questions
     # with the same candidates get the same boosts: each distinct candidate set is computed once.
