@@ -13,11 +13,11 @@ import io
 import json
 import os
 import re
-import resource
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import zlib
 import zipfile
 from pathlib import Path
@@ -370,18 +370,20 @@ def hostile_run(tmp_path_factory):
     out, err = open(tmp / "stdout", "wb"), open(tmp / "stderr", "wb")
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(params), str(corpus), str(tmp / "reports"), str(ROOT),
                              ",".join(STAGES_TO_RUN)], stdout=out, stderr=err, cwd=tmp)
+    # wait4: this child's own resource usage (it includes the loader pool it waited for), where
+    # RUSAGE_CHILDREN would be the maximum over every child the test session ever had
+    timer = threading.Timer(240, proc.kill)  # a hang is a failure, not a stuck test session
+    timer.start()
     try:
-        proc.wait(timeout=240)  # a hang is a failure, not a stuck test session
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        pytest.fail(f"the pipeline hung on the hostile corpus: {(tmp / 'stdout').read_text()}")
+        _, status, usage = os.wait4(proc.pid, 0)
     finally:
+        timer.cancel()
         out.close()
         err.close()
-    # peak RSS of the run: RUSAGE_CHILDREN is the max over every child this test process has
-    # waited for, so it can only over-state this run (kilobytes on Linux)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode == -9:
+        pytest.fail(f"the pipeline hung on the hostile corpus: {(tmp / 'stdout').read_text()}")
+    peak = usage.ru_maxrss * 1024  # kilobytes on Linux
     stderr = (tmp / "stderr").read_text(errors="replace")
     assert proc.returncode == 0, f"pipeline failed on the hostile corpus (exit {proc.returncode}):\n{stderr[-3000:]}"
     done = json.loads((tmp / "reports" / "done.json").read_text())
