@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from sklearn.cluster import AgglomerativeClustering
 
 from .ids import id_expr
 from .params import ClassParams
@@ -103,15 +102,38 @@ def jaccard_distances(x: np.ndarray) -> np.ndarray:
     return 1.0 - np.divide(inter, union, out=np.zeros(inter.shape, dtype=np.float64), where=union > 0)
 
 
+def average_linkage_labels(dist: np.ndarray, k: int) -> np.ndarray:
+    """Average-linkage agglomerative clusters of a precomputed distance matrix, cut at k clusters:
+    the partition scikit-learn's AgglomerativeClustering(n_clusters=k, metric="precomputed",
+    linkage="average") gives, computed the way it computes it (SciPy's linkage over the condensed
+    matrix, then the clusters left after the first n - k merges) without importing scikit-learn
+    (170 MB and a second of start-up for one call). Labels are each cluster's top merge node."""
+    from scipy.cluster.hierarchy import linkage
+
+    n = dist.shape[0]
+    i, j = np.triu_indices(n, k=1)
+    merges = linkage(dist[i, j], method="average")
+    parent = np.arange(2 * n - 1)
+    for m in range(n - k):
+        a, b = int(merges[m, 0]), int(merges[m, 1])
+        parent[a] = parent[b] = n + m
+    labels = np.arange(n)
+    for _ in range(n):  # climb to each leaf's top node; a path is never longer than n
+        up = parent[labels]
+        if (up == labels).all():
+            break
+        labels = up
+    return labels
+
+
 def _cluster(prototypes: pl.DataFrame, p: ClassParams) -> pl.DataFrame:
-    """prototype_id -> raw cluster label, via scikit-learn on prototypes sorted by id."""
+    """prototype_id -> raw cluster label (average linkage, as scikit-learn computes it) on prototypes sorted by id."""
     feats = features(prototypes)
     k = n_clusters(feats.height, p)
-    if k >= feats.height:  # every prototype its own class; sklearn would agree, minus the work
+    if k >= feats.height:  # every prototype its own class; the linkage would agree, minus the work
         labels = np.arange(feats.height)
     else:
-        dist = jaccard_distances(feats.drop("prototype_id").to_numpy())
-        labels = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(dist)
+        labels = average_linkage_labels(jaccard_distances(feats.drop("prototype_id").to_numpy()), k)
     return feats.select("prototype_id").with_columns(pl.Series("_label", labels, dtype=pl.Int64))
 
 

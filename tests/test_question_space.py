@@ -322,3 +322,24 @@ def test_graph_types_gaps_and_integrity():
     assert g.number_of_nodes() == nodes.height and g.number_of_edges() == edges.height
     assert g.nodes["role:metric"]["node_type"] == "evidence_role"
     assert g.edges["fragment:f1", "prototype:p1"] == {"edge_type": "answers", "weight": 0.8, "support": "direct"}
+
+
+def test_average_linkage_is_scikit_learns_partition():
+    """Classes cut SciPy's average linkage themselves; the partition must be scikit-learn's, ties included."""
+    import numpy as np
+    from sklearn.cluster import AgglomerativeClustering
+
+    from qspace_frames.classes import average_linkage_labels, jaccard_distances
+
+    rng = np.random.default_rng(7)
+    for trial in range(150):
+        n = int(rng.integers(3, 40))
+        x = (rng.random((n, int(rng.integers(2, 10)))) < rng.uniform(0.1, 0.6)).astype(np.int8)
+        if trial % 3 == 0:  # duplicate rows: equal distances everywhere
+            x = x[rng.integers(0, max(2, n // 4), n)]
+        d = jaccard_distances(x)
+        k = int(rng.integers(1, n))
+        want = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(d)
+        got = average_linkage_labels(d, k)
+        part = lambda labels: sorted(tuple(np.flatnonzero(labels == v)) for v in np.unique(labels))  # noqa: E731
+        assert part(got) == part(want), (n, k)
