@@ -143,12 +143,12 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     if wb.gold_file:
         gold = evaluation_mod.read_gold(wb.gold_file)
     else:  # silver questions from validated affordances
-        gold = evaluation_mod.silver_gold(wb.read("affordances"), inv, max_per_intent=p.silver_max_per_intent)
+        gold = evaluation_mod.silver_gold(wb.scan("affordances"), inv, max_per_intent=p.silver_max_per_intent)
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
-    fr = wb.read("fragments")
+    fr = wb.scan("fragments")  # each strategy reads the columns and documents it needs
     runs = [
         baselines_mod.run_baselines(resolved, docs, fr, p),
-        retrieval_mod.qspace(resolved, fr.lazy(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+        retrieval_mod.qspace(resolved, fr, wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
                              wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances),
         ask_mod.ask_strategy(resolved, wb, p),
     ]
