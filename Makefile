@@ -7,7 +7,7 @@ NAME   ?= default
 CORPUS ?= sample_corpus
 PARAMS ?= params/default.yaml
 
-.PHONY: run test lab notebooks sweep clean-store help
+.PHONY: run test lab notebooks sweep bench clean-store help
 
 help:
 	@echo "make run        run every notebook on $(CORPUS) with $(PARAMS); report in reports/$(NAME)/"
@@ -15,6 +15,7 @@ help:
 	@echo "make lab        JupyterLab on notebooks/ with the project kernel"
 	@echo "make notebooks  re-execute notebooks/ in place (the stored outputs nbval compares against)"
 	@echo "make sweep      trees and evaluation once per params/weights/*.yaml, then the comparison notebook"
+	@echo "make bench      throughput and peak memory on CUAD txt (x1, x4, x16) and PDFs; results in reports/bench/"
 
 # Create the virtual environment and install on first use (or when pyproject.toml changes).
 $(STAMP): pyproject.toml
@@ -45,6 +46,9 @@ notebooks: $(STAMP)
 
 sweep: $(STAMP)
 	$(BIN)/qspace sweep params/weights/*.yaml --corpus $(CORPUS)
+
+bench: $(STAMP)
+	$(BIN)/qspace bench
 
 clean-store:
 	rm -rf reports/store

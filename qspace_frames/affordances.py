@@ -347,11 +347,13 @@ def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
     """A readable question per affordance, from its intent's template and extracted values."""
     raw_subject = pl.col("sentence").str.extract(_SUBJECT, 1)
     # "Badges that open ..." reads as "badges that open ..." mid-question; keep acronyms as written
-    subject = (
+    subject_value = (
         pl.when(raw_subject.str.contains(r"^[A-Z][a-z]")).then(raw_subject.str.slice(0, 1).str.to_lowercase() + raw_subject.str.slice(1))
         .otherwise(raw_subject).fill_null("this")
     )
-    obj = pl.col("sentence").str.extract(_OBJECT, 1).fill_null("this")
+    obj_value = pl.col("sentence").str.extract(_OBJECT, 1).fill_null("this")
+    # the subject and object regexes run once per distinct sentence, not once per template
+    subject, obj = pl.col("_q_subject"), pl.col("_q_object")
     heading = pl.col("heading_path").list.last()
     of_heading = pl.when(heading.is_not_null()).then(pl.lit(" of '") + heading + pl.lit("'")).otherwise(pl.lit(""))
     q = pl.lit(None, dtype=pl.String)
@@ -379,7 +381,8 @@ def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
         q = pl.when(pl.col("intent") == d.intent).then(
             pl.when(pl.col("support") == "direct").then(direct_q).otherwise(partial_q)
         ).otherwise(q)
-    return aff.with_columns(q.alias("question"))
+    parts = aff.select("sentence").unique().with_columns(subject_value.alias("_q_subject"), obj_value.alias("_q_object"))
+    return aff.join(parts, on="sentence", how="left", maintain_order="left").with_columns(q.alias("question")).drop("_q_subject", "_q_object")
 
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -537,9 +540,10 @@ def affordances(fragments: pl.LazyFrame, docs: pl.LazyFrame, p: AffordanceParams
     # collected once: every detector reads the same sentences (the plan would otherwise repeat them)
     sents = sentences(fragments, p).collect().lazy()
     found = detect(sents, p).collect().lazy().rename({"sentence": "span", "sent_start": "span_start", "sent_end": "span_end"})
-    found = _signature(typed_values(questions(found.with_columns(pl.col("span").alias("sentence"))).drop("sentence")))
+    found = _signature(typed_values(questions(found.with_columns(pl.col("span").alias("sentence"))).drop("sentence")).collect().lazy())
     found = _slots(found).with_columns(id_expr("aff", "fragment_id", "intent", "support", "span_start", "span_end").alias("affordance_id"))
-    checked = verify(found, fragments, docs)
+    # collected once: verification reads them twice (values and spans), kept and rejected once each
+    checked = verify(found.collect().lazy(), fragments, docs).collect().lazy()
     order = ["doc_id", "span_start", "intent", "support"]
     kept = checked.filter(pl.col("reject_reason").is_null()).select([pl.col(c).cast(t) for c, t in AFFORDANCES.items()]).sort(order)
     rejected = checked.filter(pl.col("reject_reason").is_not_null()).select([pl.col(c).cast(t) for c, t in REJECTED.items()]).sort(order)

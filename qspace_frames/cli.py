@@ -1,4 +1,4 @@
-"""Command line: `qspace run`, `qspace notebooks`."""
+"""Command line: `qspace run`, `qspace notebooks`, `qspace bench`, ..."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +34,9 @@ def _run(args) -> int:
         import os
         given = Path(args.corpus).expanduser()
         corpus = os.path.relpath((given if given.is_dir() else root / args.corpus).resolve(), root)
+    if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
+        import os
+        os.environ["QSPACE_ENGINE"] = args.engine
     return run(root, args.params, args.name, corpus, only=args.only)
 
 
@@ -49,6 +52,12 @@ def _notebooks(args) -> int:
     from .runner import refresh_notebooks
 
     return refresh_notebooks(find_project_root(), args.only)
+
+
+def _bench(args) -> int:
+    from .bench import bench
+
+    return bench(args)
 
 
 def _kernel(args) -> int:
@@ -123,7 +132,20 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--params", default="params/default.yaml", help="parameters file (an overlay over params/default.yaml)")
     r.add_argument("--name", default="default", help="run name: the report goes to reports/NAME/")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by number or stem), e.g. --only 01 02")
+    r.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="where the per-document stages (load, fragment, detect) run: this process (local) or Ray Data "
+                   "map_batches on a local Ray instance (needs the `ray` extra); artifacts are byte-identical either way")
     r.set_defaults(func=_run)
+    from .bench import parser as bench_parser
+    b = sub.add_parser(
+        "bench", help="measure throughput and peak memory of the pipeline on CUAD, scaled copies and PDFs",
+        description="Run the pipeline through the library (no notebooks) on the CUAD contracts as text (x1), scaled "
+        "copies of them (x4, x16, generated into --scratch) and the 100 CUAD PDFs, each in a fresh subprocess with a "
+        "fresh store. Writes per-stage seconds, documents/s, MB/s and peak RSS to --out (runs.csv, summary.csv, "
+        "summary.md) and prints the median table.",
+    )
+    bench_parser(b)
+    b.set_defaults(func=_bench)
     n = sub.add_parser("notebooks", help="re-execute notebooks/ in place (the stored default-run outputs)",
                        description="Execute notebooks/NN_*.ipynb in place with their default parameters, so the "
                        "repository shows the outputs of the default run and nbval compares against them.")

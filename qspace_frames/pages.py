@@ -40,53 +40,102 @@ def _load_one(args: tuple[str, str, str, CorpusParams]) -> Loaded:
     return load_file(Path(root) / rel, ext, p)
 
 
-def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Load every discovered file. Returns (per-file status frame, pages frame).
+_EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256(b"")
 
-    Files with identical bytes share a doc_id: the first path (in sorted order) is loaded and
-    the others are recorded as duplicates of it, so every file stays accounted for. Empty files
+
+def plan_loads(files: pl.DataFrame, p: CorpusParams) -> tuple[pl.DataFrame, list[dict]]:
+    """Which files to load (one per distinct content, the first path in sorted order) and the
+    status rows of the others: discovery errors, unsupported types and duplicates. Empty files
     are the exception: each is judged by its own format (an empty .txt is `empty`, an empty .pdf
-    an `error`), never reported as a duplicate of an unrelated empty file.
-    """
+    an `error`), never reported as a duplicate of an unrelated empty file."""
     files = files.sort("path")
     first_path: dict[str, str] = {}
-    jobs, status_rows = [], []
-    for r in files.iter_rows(named=True):
-        loader = LOADERS.get(r["ext"]) if r["ext"] in p.extensions else None
-        base = {"path": r["path"], "loader": loader, "n_pages": None, "n_chars": None, "duplicate_of": None}
-        if r["discover_error"]:
-            status_rows.append({**base, "load_status": "error", "error": r["discover_error"]})
+    keep, status_rows = [], []
+    for i, r in enumerate(files.select("path", "ext", "sha256", "discover_error").iter_rows()):
+        path, ext, sha, err = r
+        loader = LOADERS.get(ext) if ext in p.extensions else None
+        base = {"path": path, "loader": loader, "n_pages": None, "n_chars": None, "duplicate_of": None}
+        if err:
+            status_rows.append({**base, "load_status": "error", "error": err})
         elif loader is None:
-            status_rows.append({**base, "load_status": "unsupported", "error": f"no loader for .{r['ext'] or '(no extension)'}"})
-        elif r["sha256"] in first_path:
-            dup = first_path[r["sha256"]]
+            status_rows.append({**base, "load_status": "unsupported", "error": f"no loader for .{ext or '(no extension)'}"})
+        elif sha in first_path:
+            dup = first_path[sha]
             status_rows.append({**base, "load_status": "duplicate", "error": f"same bytes as {_escape(dup)}", "duplicate_of": dup})
         else:
-            if r["bytes"]:  # 0-byte files share no content: each gets its own format's verdict
-                first_path[r["sha256"]] = r["path"]
-            jobs.append(r)
-    args = [(str(root), r["path"], r["ext"], p) for r in jobs]
-    if workers > 1 and len(args) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            results = list(ex.map(_load_one, args, chunksize=1))
-    else:
-        results = [_load_one(a) for a in args]
-    page_rows = []
-    for r, res in zip(jobs, results):
-        n_chars = None
+            if sha != _EMPTY_SHA256:  # 0-byte files share no content: each gets its own format's verdict
+                first_path[sha] = path
+            keep.append(i)
+    return files[keep].select("doc_id", "path", "ext"), status_rows
+
+
+LOADED_DOC = {
+    "doc_id": pl.String, "path": pl.String, "loader": pl.String, "load_status": pl.String, "error": pl.String,
+    "n_pages": pl.Int64, "n_chars": pl.Int64,
+    "pages": pl.List(pl.Struct({"page": pl.Int64, "char_start": pl.Int64, "text": pl.String})),
+}
+
+
+def loaded_docs(jobs: list[tuple[str, str, str]], results: list[Loaded]) -> pl.DataFrame:
+    """One row per loaded file (schema LOADED_DOC), its pages nested with their offsets into the
+    canonical text. `jobs` are (doc_id, path, ext)."""
+    rows = []
+    for (did, path, ext), res in zip(jobs, results):
+        n_chars, pages = None, []
         if res.status == "loaded":
             pos = 0
             for i, (page, text) in enumerate(res.pages):
                 if i:
                     pos += len(PAGE_SEP)
-                page_rows.append({"doc_id": r["doc_id"], "page": page, "char_start": pos, "text": text})
+                pages.append({"page": page, "char_start": pos, "text": text})
                 pos += len(text)
             n_chars = pos
-        status_rows.append({"path": r["path"], "loader": LOADERS[r["ext"]], "load_status": res.status,
-                            "error": res.reason or None, "n_pages": res.n_pages, "n_chars": n_chars, "duplicate_of": None})
-    loaded = pl.DataFrame(status_rows, schema=LOADED).sort("path")
-    pages = (pl.DataFrame(page_rows, schema=PAGES) if page_rows else pl.DataFrame(schema=PAGES)).sort(["doc_id", "char_start"])
+        rows.append({"doc_id": did, "path": path, "loader": LOADERS[ext], "load_status": res.status,
+                     "error": res.reason or None, "n_pages": res.n_pages, "n_chars": n_chars, "pages": pages})
+    return pl.DataFrame(rows, schema=LOADED_DOC) if rows else pl.DataFrame(schema=LOADED_DOC)
+
+
+def load_shard(jobs: pl.DataFrame, root: str, p: CorpusParams) -> pl.DataFrame:
+    """Load a shard of files (doc_id, path, ext): the per-document unit of the corpus stage."""
+    keys = list(jobs.select("doc_id", "path", "ext").iter_rows())
+    return loaded_docs(keys, [_load_one((root, path, ext, p)) for _, path, ext in keys])
+
+
+def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per-file status frame, pages frame) from the loaded documents and the other files' statuses."""
+    others = pl.DataFrame(status_rows, schema=LOADED) if status_rows else pl.DataFrame(schema=LOADED)
+    loaded = pl.concat([others, docs.select(pl.col(c).cast(t) if c != "duplicate_of" else pl.lit(None, pl.String).alias(c)
+                                            for c, t in LOADED.items())]).sort("path")
+    pages = docs.select("doc_id", "pages").explode("pages").filter(pl.col("pages").is_not_null()).unnest("pages")
+    pages = pages.select([pl.col(c).cast(t) for c, t in PAGES.items()]).sort(["doc_id", "char_start"]).rechunk()
     return loaded, pages
+
+
+ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
+
+
+def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Load every discovered file. Returns (per-file status frame, pages frame).
+
+    Files with identical bytes share a doc_id: the first path (in sorted order) is loaded and
+    the others are recorded as duplicates of it, so every file stays accounted for. With
+    workers > 1 files are loaded by a process pool, one file per task (PDFs vary a lot in cost).
+    """
+    jobs, status_rows = plan_loads(files, p)
+    keys = list(jobs.iter_rows())
+    args = [(str(root), path, ext, p) for _, path, ext in keys]
+    parts: list[pl.DataFrame] = []
+    if workers > 1 and len(args) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            results = ex.map(_load_one, args, chunksize=1)
+            for i in range(0, len(args), ASSEMBLE_FILES):
+                batch = [next(results) for _ in keys[i:i + ASSEMBLE_FILES]]
+                parts.append(loaded_docs(keys[i:i + ASSEMBLE_FILES], batch))
+    else:
+        for i in range(0, len(args), ASSEMBLE_FILES):
+            parts.append(loaded_docs(keys[i:i + ASSEMBLE_FILES], [_load_one(a) for a in args[i:i + ASSEMBLE_FILES]]))
+    docs = pl.concat(parts) if parts else pl.DataFrame(schema=LOADED_DOC)
+    return split_loaded(docs, status_rows)
 
 
 def document_text(pages: pl.LazyFrame) -> pl.LazyFrame:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from . import loaders as loaders_mod
 from . import pages as pages_mod
 from . import ids as ids_mod
 from . import schemas as schemas_mod
+from . import shards as shards_mod
 from . import tokens as tokens_mod
 from .pages import document_text, load_documents
 from .params import Params, load_params
@@ -74,20 +76,20 @@ class Stage:
 
 def _corpus_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     files = wb.files()
-    loaded, pages = load_documents(files, wb.corpus, wb.params.corpus, workers=wb.workers)
+    loaded, pages = shards_mod.load_stage(files, wb.corpus, wb.params.corpus, workers=wb.workers, engine=wb.engine)
     inv = inventory_mod.inventory(files.lazy(), loaded.lazy(), pages.lazy(), wb.params.corpus).collect()
     return {"inventory": inv, "pages": pages}
 
 
 def _fragments_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    pages = wb.scan("corpus", "pages")
-    return {"fragments": fragments_mod.fragments(pages, wb.params.fragments).collect()}
+    pages = wb.read("corpus", "pages")
+    return {"fragments": shards_mod.fragment_stage(pages, wb.params.fragments, workers=wb.workers, engine=wb.engine)}
 
 
 def _affordances_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    docs = document_text(wb.scan("corpus", "pages"))
-    kept, rejected = affordances_mod.affordances(wb.scan("fragments"), docs, wb.params.affordances)
-    return {"affordances": kept.collect(), "rejected": rejected.collect()}
+    kept, rejected = shards_mod.affordance_stage(wb.read("fragments"), wb.read("corpus", "pages"), wb.params.affordances,
+                                                 workers=wb.workers, engine=wb.engine)
+    return {"affordances": kept, "rejected": rejected}
 
 
 def _prototypes_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -161,9 +163,9 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in [
-        Stage("corpus", "1", ("corpus",), (), _corpus_stage, "discovery, loading, inventory and pages", (inventory_mod, pages_mod, loaders_mod, ids_mod, schemas_mod)),
-        Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments", (fragments_mod, tokens_mod)),
-        Stage("affordances", "1", ("affordances",), ("corpus", "fragments"), _affordances_stage, "answer affordances with verified spans", (affordances_mod, fragments_mod)),
+        Stage("corpus", "1", ("corpus",), (), _corpus_stage, "discovery, loading, inventory and pages", (inventory_mod, pages_mod, loaders_mod, ids_mod, schemas_mod, shards_mod)),
+        Stage("fragments", "1", ("fragments",), ("corpus",), _fragments_stage, "hierarchical fragments", (fragments_mod, tokens_mod, shards_mod)),
+        Stage("affordances", "1", ("affordances",), ("corpus", "fragments"), _affordances_stage, "answer affordances with verified spans", (affordances_mod, fragments_mod, shards_mod)),
         Stage("prototypes", "1", (), ("affordances",), _prototypes_stage, "question prototypes and fragment-question edges", (prototypes_mod, affordances_mod, exprs_mod)),
         Stage("classes", "1", ("classes",), ("prototypes",), _classes_stage, "proposed question classes", (classes_mod, exprs_mod, ids_mod)),
         Stage("density", "1", ("density",), ("prototypes",), _density_stage, "question density", (density_mod, exprs_mod)),
@@ -189,6 +191,8 @@ class Workbench:
     run_name: str = "default"
     project_root: Path | None = None
     workers: int = 1
+    # per-document stages: "local" (a process pool of `workers`) or "ray"; no artifact id or byte depends on it
+    engine: str = field(default_factory=lambda: os.environ.get("QSPACE_ENGINE", "local"))
     notebook: str = ""
     reports_dir: Path | None = None  # default: <project>/reports
     gold: str | None = None  # a gold-question JSONL file; default: silver questions from the affordances
@@ -198,6 +202,7 @@ class Workbench:
 
     def __post_init__(self):
         self.root = Path(self.project_root) if self.project_root else find_project_root()
+        shards_mod.check_engine(self.engine)
         pf = None
         if self.params_file:
             pf = Path(self.params_file)

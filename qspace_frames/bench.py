@@ -1,0 +1,362 @@
+"""`qspace bench`: throughput and peak memory of the pipeline, measured through the library.
+
+The benchmark runs the stages with a `Workbench` (no notebook kernels) on real documents:
+
+- `x1`: the 510 CUAD contracts as text (../shared/corpora/contracts-cuad/txt, 27 MB);
+- `x4`, `x16`: scaled copies of it, generated once into a scratch folder (default
+  reports/bench/corpora, git-ignored): copy 0 is the corpus unchanged, copy i > 0 has a distinct
+  first line, so every copy is a new document with new ids and nothing is deduplicated;
+- `pdf`: the 100 CUAD PDFs (../shared/corpora/contracts-cuad/pdf), with the pool of `workers`
+  processes; `pdf-w1`: the same load (corpus stage) in one process, for the pool's speed-up.
+
+Each measurement runs in a fresh subprocess with a fresh artifact store, so its peak RSS
+(`ru_maxrss` of the child, from `os.wait4`) is its own. The child reports the seconds of
+discovery and of each stage (from the Workbench's stage_log.jsonl), so a run's end-to-end time
+is discovery + every stage, without interpreter start-up. A measurement repeated N times
+reports the median of each column. Results go to reports/bench/: `runs.csv` (every run),
+`summary.csv` and `summary.md` (medians), read by notebooks/bench.ipynb.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+CUAD = Path("..") / "shared" / "corpora" / "contracts-cuad"
+SCALES = {"x1": 1, "x4": 4, "x16": 16}
+DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1")
+DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
+PER_DOC = ("corpus", "fragments", "affordances")
+MB = 1e6  # megabytes are 10^6 bytes of document files
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    corpus: Path
+    upto: str  # last stage run
+    workers: int
+    engine: str
+
+
+def scaled_corpus(src: Path, k: int, dest: Path) -> Path:
+    """`k` copies of the files under src in dest/copyNN/: copy 0 unchanged, copy i > 0 with a
+    distinct first line (so its bytes, doc_id and every later id differ). Made once: reused when
+    dest/.complete matches the source listing."""
+    files = sorted(f for f in src.rglob("*") if f.is_file() and not f.name.startswith("."))
+    stamp = json.dumps({"k": k, "src": str(src.resolve()), "files": [[f.relative_to(src).as_posix(), f.stat().st_size] for f in files]})
+    done = dest / ".complete"
+    if done.is_file() and done.read_text(encoding="utf-8") == stamp:
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    for i in range(k):
+        for f in files:
+            out = dest / f"copy{i:02d}" / f.relative_to(src)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            data = f.read_bytes()
+            out.write_bytes(data if i == 0 else f"Benchmark copy {i} of {f.name}\n".encode("utf-8") + data)
+    done.write_text(stamp, encoding="utf-8")
+    return dest
+
+
+def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str, upto: str) -> list[Spec]:
+    cuad = (root / CUAD).resolve()
+    out = []
+    for name in names:
+        if name in SCALES:
+            k = SCALES[name]
+            corpus = cuad / "txt" if k == 1 else scaled_corpus(cuad / "txt", k, scratch / f"cuad-txt-{name}")
+            out.append(Spec(name, corpus, upto, workers, engine))
+        elif name == "pdf":
+            out.append(Spec(name, cuad / "pdf", upto, workers, engine))
+        elif name == "pdf-w1":
+            out.append(Spec(name, cuad / "pdf", "corpus", 1, "local"))
+        else:
+            raise ValueError(f"unknown bench corpus {name!r}: choose from {', '.join(DEFAULT_CORPORA)}")
+    return out
+
+
+# ---- one measurement, in a fresh process ----------------------------------------------------------
+
+def child(spec: dict) -> dict:
+    """Run the stages up to spec['upto'] with a fresh store; return the timings (runs in the child)."""
+    from .pipeline import STAGES, Workbench
+
+    tmp = Path(spec["tmp"])
+    params = tmp / "params.yaml"
+    params.write_text(f"store:\n  root: {tmp / 'store'}\n", encoding="utf-8")
+    t0 = time.perf_counter()
+    wb = Workbench(params_file=str(params), corpus_arg=spec["corpus"], run_name="bench", project_root=Path(spec["root"]),
+                   reports_dir=tmp / "reports", workers=spec["workers"], engine=spec["engine"])
+    files = wb.files()
+    discovery = time.perf_counter() - t0
+    names = list(STAGES)
+    for stage in names[: names.index(spec["upto"]) + 1]:
+        wb.artifact(stage)
+    total = time.perf_counter() - t0
+    log = [json.loads(line) for line in (wb.run_dir / "stage_log.jsonl").read_text(encoding="utf-8").splitlines()]
+    inv = wb.read("corpus", "inventory")
+    return {
+        "files": files.height, "mb": (files["bytes"].sum() or 0) / MB,
+        "loaded": int((inv["load_status"] == "loaded").sum()),
+        "discovery_s": discovery, "stages": {e["stage"]: e["seconds"] for e in log if e["action"] == "computed"},
+        "total_s": total, "cpu_s": time.process_time(),
+    }
+
+
+def measure(spec: Spec, root: Path) -> dict:
+    """One fresh subprocess: its report plus its peak RSS (ru_maxrss of the child and its pool)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"qspace-bench-{spec.name}-"))
+    try:
+        payload = json.dumps({"corpus": str(spec.corpus), "upto": spec.upto, "workers": spec.workers,
+                              "engine": spec.engine, "tmp": str(tmp), "root": str(root)})
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "qspace_frames.bench", "--child", payload], cwd=root,
+                                stdout=subprocess.PIPE, env=env)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench run {spec.name} failed with exit code {proc.returncode}")
+        rep = json.loads(out.decode("utf-8").strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    st = rep.pop("stages")
+    e2e = rep["discovery_s"] + sum(st.values())
+    row = {"corpus": spec.name, "engine": spec.engine, "workers": spec.workers, "upto": spec.upto, **rep,
+           **{f"{s}_s": v for s, v in st.items()},
+           "per_doc_s": rep["discovery_s"] + sum(st.get(s, 0.0) for s in PER_DOC),
+           "global_s": sum(v for s, v in st.items() if s not in PER_DOC),
+           "e2e_s": e2e, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+    row["docs_per_s"] = row["files"] / e2e
+    row["mb_per_s"] = row["mb"] / e2e
+    return row
+
+
+# ---- the bench ------------------------------------------------------------------------------------
+
+def summarise(runs: pl.DataFrame) -> pl.DataFrame:
+    """Median of every measured column per corpus (in run order), with the repeat count."""
+    num = [c for c, t in runs.schema.items() if t.is_numeric() and c not in ("workers", "repeat")]
+    return (
+        runs.group_by("corpus", "engine", "workers", "upto", maintain_order=True)
+        .agg(pl.len().alias("repeats"), *[pl.col(c).median() for c in num])
+    )
+
+
+def targets(summary: pl.DataFrame) -> dict:
+    """The issue's targets, from the medians: MB/s end to end on x1, x16/x1 time, x16 peak RSS, PDF pool speed-up."""
+    get = {r["corpus"]: r for r in summary.iter_rows(named=True)}
+    out = {}
+    if "x1" in get:
+        upto = get["x1"]["upto"]
+        span = "end to end" if upto == "evaluation" else f"discovery to {upto}"
+        out[f"x1 MB/s, {span} (target >= 2 end to end)"] = get["x1"]["mb_per_s"]
+    if "x1" in get and "x16" in get:
+        out["time x16 / x1 (target <= 18)"] = get["x16"]["e2e_s"] / get["x1"]["e2e_s"]
+        out["x16 peak RSS MB (target <= 2048)"] = get["x16"]["peak_rss_mb"]
+    if "pdf" in get and "pdf-w1" in get and get["pdf"].get("corpus_s"):
+        out[f"PDF load speed-up, {get['pdf']['workers']} workers vs 1 (target >= 1.8)"] = get["pdf-w1"]["corpus_s"] / get["pdf"]["corpus_s"]
+    return out
+
+
+def markdown(summary: pl.DataFrame) -> str:
+    cols = [("corpus", "corpus", "{}"), ("files", "files", "{:.0f}"), ("mb", "MB", "{:.1f}"), ("repeats", "runs", "{}"),
+            ("discovery_s", "discover s", "{:.1f}"), ("corpus_s", "load s", "{:.1f}"), ("fragments_s", "fragment s", "{:.1f}"),
+            ("affordances_s", "detect s", "{:.1f}"), ("global_s", "global stages s", "{:.1f}"), ("e2e_s", "end to end s", "{:.1f}"),
+            ("docs_per_s", "docs/s", "{:.1f}"), ("mb_per_s", "MB/s", "{:.2f}"), ("peak_rss_mb", "peak RSS MB", "{:.0f}")]
+    cols = [c for c in cols if c[0] in summary.columns]
+    lines = ["| " + " | ".join(h for _, h, _ in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in summary.iter_rows(named=True):
+        cells = []
+        for c, _, f in cols:
+            v = r.get(c)
+            cells.append("" if v is None else f.format(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    t = targets(summary)
+    if t:
+        lines += [""] + [f"- {k}: {v:.2f}" for k, v in t.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run_bench(root: Path, names: list[str], repeat: int | None, workers: int, engine: str, upto: str,
+              out: Path, scratch: Path, notebook: bool = True) -> pl.DataFrame:
+    t0 = time.perf_counter()
+    rows = []
+    for spec in specs(root, names, scratch, workers, engine, upto):
+        n = repeat or DEFAULT_REPEAT.get(spec.name, 1)
+        for i in range(n):
+            print(f"bench {spec.name} ({spec.engine}, workers={spec.workers}, up to {spec.upto}) run {i + 1}/{n} ...", flush=True)
+            row = measure(spec, root)
+            rows.append({"repeat": i + 1, **row})
+            print(f"  {row['e2e_s']:.1f} s end to end, {row['mb_per_s']:.2f} MB/s, peak RSS {row['peak_rss_mb']:.0f} MB", flush=True)
+    runs = pl.DataFrame(rows, infer_schema_length=None)
+    stage_cols = sorted((c for c in runs.columns if c.endswith("_s")), key=lambda c: c)
+    runs = runs.select([c for c in runs.columns if c not in stage_cols] + stage_cols)
+    summary = summarise(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    runs.write_csv(out / "runs.csv")
+    summary.write_csv(out / "summary.csv")
+    md = markdown(summary)
+    (out / "summary.md").write_text(md, encoding="utf-8")
+    print()
+    print(md)
+    if notebook:
+        report = execute_notebook(root, out)
+        print(f"notebook: {report}")
+    print(f"bench wall time {time.perf_counter() - t0:.0f} s; results in {out}")
+    return summary
+
+
+def execute_notebook(root: Path, out: Path) -> Path:
+    """notebooks/bench.ipynb executed on the results into out/bench.ipynb (and .html)."""
+    import papermill as pm
+
+    from .runner import _kernel_name, to_html
+
+    target = out / "bench.ipynb"
+    pm.execute_notebook(str(root / "notebooks" / "bench.ipynb"), str(target), kernel_name=_kernel_name(), language="python",
+                        cwd=str(root), progress_bar=False, log_output=False, parameters={"results": os.path.relpath(out, root)})
+    to_html(target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        print(json.dumps(child(json.loads(argv[1]))), flush=True)
+        return 0
+    args = parser().parse_args(argv)
+    return bench(args)
+
+
+def parser(ap: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    from .pipeline import STAGES
+
+    ap = ap or argparse.ArgumentParser(prog="qspace bench")
+    ap.add_argument("--corpora", nargs="+", default=list(DEFAULT_CORPORA), choices=DEFAULT_CORPORA,
+                    help="what to measure (default: all): x1 = CUAD txt, x4 and x16 scaled copies, pdf = the 100 CUAD PDFs "
+                    "with the pool, pdf-w1 = their loading in one process")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="runs per corpus, the median is reported (default: 3 for x1, 1 for the others)")
+    ap.add_argument("--workers", type=int, default=2, help="processes for the per-document stages (default 2)")
+    ap.add_argument("--engine", default="local", choices=["local", "ray"], help="engine of the per-document stages")
+    ap.add_argument("--upto", default="evaluation", choices=list(STAGES), help="last stage measured (default: evaluation, end to end)")
+    ap.add_argument("--out", default="reports/bench", help="results folder (default reports/bench)")
+    ap.add_argument("--scratch", default="reports/bench/corpora", help="where the scaled corpora are generated")
+    ap.add_argument("--no-notebook", dest="notebook", action="store_false",
+                    help="do not execute notebooks/bench.ipynb into the results folder")
+    return ap
+
+
+def bench(args) -> int:
+    from .pipeline import find_project_root
+
+    root = find_project_root()
+    if not (root / CUAD).is_dir():
+        print(f"error: the CUAD corpus is missing: expected {root / CUAD}", file=sys.stderr)
+        return 2
+    if args.repeat is not None and args.repeat < 1:
+        print("error: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    out, scratch = Path(args.out), Path(args.scratch)
+    run_bench(root, args.corpora, args.repeat, args.workers, args.engine, args.upto,
+              out if out.is_absolute() else root / out, scratch if scratch.is_absolute() else root / scratch, args.notebook)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# ---- charts for notebooks/bench.ipynb (one bar per corpus and stage: the size never grows) ----------
+
+def read_results(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(runs, summary) written by the bench."""
+    folder = Path(folder)
+    return pl.read_csv(folder / "runs.csv"), pl.read_csv(folder / "summary.csv")
+
+
+def stage_seconds(summary: pl.DataFrame) -> pl.DataFrame:
+    """Median seconds per corpus and stage (discovery first, then the stages in pipeline order)."""
+    from .pipeline import STAGES
+
+    order = ["discovery", *STAGES]
+    cols = [f"{s}_s" for s in order if f"{s}_s" in summary.columns]
+    return (
+        summary.select("corpus", *cols)
+        .unpivot(index="corpus", variable_name="stage", value_name="seconds")
+        .drop_nulls("seconds")
+        .with_columns(pl.col("stage").str.strip_suffix("_s"))
+        .with_columns(pl.col("stage").replace_strict({s: i for i, s in enumerate(order)}, return_dtype=pl.Int64).alias("order"))
+    )
+
+
+def stage_chart(summary: pl.DataFrame):
+    import altair as alt
+
+    df = stage_seconds(summary)
+    return (
+        alt.Chart(df).mark_bar()
+        .encode(x=alt.X("seconds:Q", title="median seconds"), y=alt.Y("corpus:N", sort=list(summary["corpus"])),
+                color=alt.Color("stage:N", sort=alt.SortField("order")), order=alt.Order("order:Q"),
+                tooltip=["corpus", "stage", alt.Tooltip("seconds:Q", format=".2f")])
+        .properties(title="Where the time goes: seconds per stage (median)", width=420)
+    )
+
+
+def throughput_chart(summary: pl.DataFrame):
+    import altair as alt
+
+    df = summary.filter(pl.col("upto") == "evaluation").select("corpus", "mb_per_s", "docs_per_s")
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("mb_per_s:Q", title="MB of documents per second, end to end"), y=alt.Y("corpus:N", sort=list(df["corpus"])),
+        tooltip=["corpus", alt.Tooltip("mb_per_s:Q", format=".2f"), alt.Tooltip("docs_per_s:Q", format=".1f")])
+    target = alt.Chart(pl.DataFrame({"target": [2.0]})).mark_rule(color="firebrick", strokeDash=[4, 3]).encode(x="target:Q")
+    return (bars + target).properties(title="End-to-end throughput (dashed: the 2 MB/s target)", width=420)
+
+
+def memory_chart(summary: pl.DataFrame):
+    import altair as alt
+
+    df = summary.select("corpus", "peak_rss_mb")
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("peak_rss_mb:Q", title="peak RSS of the run's process, MB"), y=alt.Y("corpus:N", sort=list(df["corpus"])),
+        tooltip=["corpus", alt.Tooltip("peak_rss_mb:Q", format=".0f")])
+    target = alt.Chart(pl.DataFrame({"target": [2048.0]})).mark_rule(color="firebrick", strokeDash=[4, 3]).encode(x="target:Q")
+    return (bars + target).properties(title="Peak memory (dashed: the 2 GB target at x16)", width=420)
+
+
+def scaling_chart(summary: pl.DataFrame):
+    """End-to-end and per-document seconds against the corpus scale, with linear scaling from x1."""
+    import altair as alt
+
+    df = summary.filter(pl.col("corpus").is_in(list(SCALES))).with_columns(
+        pl.col("corpus").replace_strict(SCALES, return_dtype=pl.Int64).alias("scale"))
+    if df.is_empty():
+        return alt.Chart(pl.DataFrame({"x": []})).mark_point()
+    x1 = df.filter(pl.col("scale") == 1)
+    long = df.select("scale", pl.col("e2e_s").alias("end to end"), pl.col("per_doc_s").alias("per-document stages")).unpivot(
+        index="scale", variable_name="measure", value_name="seconds")
+    if x1.height:
+        lin = pl.DataFrame({"scale": df["scale"], "measure": ["linear from x1 (end to end)"] * df.height,
+                            "seconds": df["scale"] * x1["e2e_s"][0]})
+        long = pl.concat([long, lin.with_columns(pl.col("seconds").cast(pl.Float64))])
+    return (
+        alt.Chart(long).mark_line(point=True)
+        .encode(x=alt.X("scale:Q", title="corpus scale (copies of CUAD txt)", scale=alt.Scale(type="log", base=2)),
+                y=alt.Y("seconds:Q", scale=alt.Scale(type="log")), color="measure:N",
+                tooltip=["scale", "measure", alt.Tooltip("seconds:Q", format=".1f")])
+        .properties(title="Scaling: seconds against corpus size (log-log)", width=420)
+    )
