@@ -147,12 +147,12 @@ def episodes(small_corpus) -> tuple[dict[str, bytes], dict[tuple, dict]]:
     """The reference run, then the ten kill-and-rerun episodes, two at a time (each is two
     Python processes that mostly wait on imports)."""
     work = small_corpus.parent / "reference"
-    assert run_pipeline(work, small_corpus) == 0
-    reference = store_files(work / "store")
     with ThreadPoolExecutor(max_workers=2) as ex:
+        ref = ex.submit(run_pipeline, work, small_corpus)
         futures = {pt: ex.submit(episode, small_corpus.parent / "-".join(map(str, pt)), small_corpus, *pt)
                    for pt in CRASH_POINTS}
-        return reference, {pt: f.result() for pt, f in futures.items()}
+        assert ref.result() == 0
+        return store_files(work / "store"), {pt: f.result() for pt, f in futures.items()}
 
 
 def test_reference_run_is_whole(episodes):

@@ -99,7 +99,7 @@ hostile_text = st.one_of(
     st.text(alphabet=st.characters(max_codepoint=0x9f), max_size=200),  # ASCII and C0/C1 controls
     st.sampled_from(["", " ", "\x00", "\u2028", "\ufeff", "?" * 1000, "Who approves purchases over $25,000?",
                      "pages 1-99999999999999999999", "between 2025-13-45 and 0000-00-00", "if if then then", "Q0 0000"]),
-    st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=20), st.integers(1000, 5000)),  # huge
+    st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=20), st.integers(600, 1200)),  # huge: past MAX_CHARS
 )
 
 
@@ -124,7 +124,7 @@ def assert_valid_rows(out: pl.DataFrame, types: set[str]) -> None:
             assert row["ambiguity_reason"] == "empty question"
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @given(st.lists(hostile_text, min_size=1, max_size=8))
 def test_parser_gives_one_valid_row_per_question_whatever_its_batch(dictionary, questions):
     types = set(dictionary.answer_types["answer_type"])
