@@ -117,6 +117,29 @@ def _ask(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    from .report import ReportError
+    from .runner import publish, to_html
+
+    root = find_project_root()
+    run_dir = root / "reports" / args.run
+    if not (run_dir / "artifacts.json").is_file():
+        print(f"error: no finished run named {args.run!r} (reports/{args.run}/artifacts.json not found); "
+              f"run `qspace run --name {args.run}` first", file=sys.stderr)
+        return 2
+    executed = sorted(run_dir.glob("[0-9][0-9]_*.ipynb"))
+    for nb in executed:
+        to_html(nb)
+    try:
+        index = publish(root, run_dir, executed)
+    except ReportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"Report rebuilt from stored artifacts ({len(executed)} notebook(s) exported): {index.relative_to(root)}, "
+          f"{(run_dir / 'dashboard.html').relative_to(root)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qspace", description="qspace-frames: an offline, deterministic document-intelligence workbench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -185,6 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--run", default="default", help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)")
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_ask)
+    rp = sub.add_parser(
+        "report", help="rebuild the report of a finished run without recomputing it",
+        description="From reports/RUN/artifacts.json and the artifact store: export every executed notebook of "
+        "the run to HTML (no network needed to read it), and write index.html, dashboard.html, final_report.md, "
+        "run_summary.md and run_metadata.json. Nothing is recomputed; a missing artifact is an error naming it.",
+    )
+    rp.add_argument("--run", default="default", help="the run's name (its folder under reports/)")
+    rp.set_defaults(func=_report)
     k = sub.add_parser("kernel", help="register the project's Jupyter kernel in this environment",
                        description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).")
     k.set_defaults(func=_kernel)
