@@ -109,8 +109,16 @@ def child(spec: dict) -> dict:
         "files": files.height, "mb": (files["bytes"].sum() or 0) / MB,
         "loaded": int((inv["load_status"] == "loaded").sum()),
         "discovery_s": discovery, "stages": {e["stage"]: e["seconds"] for e in log if e["action"] == "computed"},
-        "total_s": total, "cpu_s": time.process_time(),
+        "total_s": total, "cpu_s": time.process_time() + _children_cpu(),
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the finished pool processes (they are waited for when a pool shuts down)."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def measure(spec: Spec, root: Path) -> dict:
@@ -120,6 +128,7 @@ def measure(spec: Spec, root: Path) -> dict:
         payload = json.dumps({"corpus": str(spec.corpus), "upto": spec.upto, "workers": spec.workers,
                               "engine": spec.engine, "tmp": str(tmp), "root": str(root)})
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "qspace_frames.bench", "--child", payload], cwd=root,
                                 stdout=subprocess.PIPE, env=env)
@@ -138,7 +147,9 @@ def measure(spec: Spec, root: Path) -> dict:
            **{f"{s}_s": v for s, v in st.items()},
            "per_doc_s": rep["discovery_s"] + sum(st.get(s, 0.0) for s in PER_DOC),
            "global_s": sum(v for s, v in st.items() if s not in PER_DOC),
-           "e2e_s": e2e, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+           "e2e_s": e2e, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
+           # the machine's 1-minute load average before and after: other work competing for the cores
+           "load_before": load_before, "load_after": os.getloadavg()[0]}
     row["docs_per_s"] = row["files"] / e2e
     row["mb_per_s"] = row["mb"] / e2e
     return row

@@ -66,7 +66,8 @@ def plan_loads(files: pl.DataFrame, p: CorpusParams) -> tuple[pl.DataFrame, list
             if sha != _EMPTY_SHA256:  # 0-byte files share no content: each gets its own format's verdict
                 first_path[sha] = path
             keep.append(i)
-    return files[keep].select("doc_id", "path", "ext"), status_rows
+    # loaded in doc_id order, so the pages come out sorted as they are stored (no sort of the whole text)
+    return files[keep].select("doc_id", "path", "ext").sort("doc_id", "path"), status_rows
 
 
 LOADED_DOC = {
@@ -107,8 +108,10 @@ def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFr
     loaded = pl.concat([others, docs.select(pl.col(c).cast(t) if c != "duplicate_of" else pl.lit(None, pl.String).alias(c)
                                             for c, t in LOADED.items())]).sort("path")
     pages = docs.select("doc_id", "pages").explode("pages").filter(pl.col("pages").is_not_null()).unnest("pages")
-    pages = pages.select([pl.col(c).cast(t) for c, t in PAGES.items()]).sort(["doc_id", "char_start"]).rechunk()
-    return loaded, pages
+    pages = pages.select([pl.col(c).cast(t) for c, t in PAGES.items()])
+    if not (pages["doc_id"].is_sorted() and pages.select((pl.col("char_start").diff().over("doc_id").fill_null(1) > 0).all()).item()):
+        pages = pages.sort(["doc_id", "char_start"])
+    return loaded, pages.rechunk()
 
 
 ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
@@ -135,6 +138,7 @@ def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, worke
         for i in range(0, len(args), ASSEMBLE_FILES):
             parts.append(loaded_docs(keys[i:i + ASSEMBLE_FILES], [_load_one(a) for a in args[i:i + ASSEMBLE_FILES]]))
     docs = pl.concat(parts) if parts else pl.DataFrame(schema=LOADED_DOC)
+    del parts
     return split_loaded(docs, status_rows)
 
 

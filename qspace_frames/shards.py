@@ -75,14 +75,19 @@ def _slice(df: pl.DataFrame, lo: str, hi: str) -> pl.DataFrame:
     return df.slice(a, b - a)
 
 
-def _merge(parts: list[pl.DataFrame], keys: list[str], schema: dict) -> pl.DataFrame:
-    """Shard outputs into one frame: concatenated, sorted by the stage's keys, one chunk."""
+def _merge(parts: list[pl.DataFrame], keys: list[str], schema: dict, in_order: bool = False) -> pl.DataFrame:
+    """Shard outputs into one frame: concatenated, sorted by the stage's keys, one chunk.
+    `in_order`: the parts are sorted and hold ascending, disjoint doc_id ranges (the local
+    shards), so their concatenation is already sorted and is not copied by a sort."""
     parts = [d for d in parts if d.height]
     if not parts:
         return pl.DataFrame(schema=schema)
-    df = pl.concat(parts, how="vertical_relaxed") if len(parts) > 1 else parts[0]
+    df = pl.concat(parts, how="vertical_relaxed", rechunk=False) if len(parts) > 1 else parts[0]
+    parts.clear()
     df = df.select([pl.col(c).cast(t) for c, t in schema.items()])
-    return df.sort(keys, maintain_order=True).rechunk()
+    if not in_order:
+        df = df.sort(keys, maintain_order=True)
+    return df.rechunk()
 
 
 def _sorted(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -114,11 +119,11 @@ def detect_shard(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordancePara
     return pl.concat([kept.with_columns(pl.lit(None, pl.String).alias("reject_reason")), rejected], how="diagonal")
 
 
-def _split_affordances(checked: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _split_affordances(checked: pl.DataFrame, in_order: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     kept = checked.filter(pl.col("reject_reason").is_null())
     rejected = checked.filter(pl.col("reject_reason").is_not_null())
-    return (_merge([kept], AFFORDANCE_KEYS, affordances_mod.AFFORDANCES),
-            _merge([rejected], AFFORDANCE_KEYS, affordances_mod.REJECTED))
+    return (_merge([kept], AFFORDANCE_KEYS, affordances_mod.AFFORDANCES, in_order),
+            _merge([rejected], AFFORDANCE_KEYS, affordances_mod.REJECTED, in_order))
 
 
 # ---- the stages --------------------------------------------------------------------------------
@@ -141,7 +146,7 @@ def fragment_stage(pages: pl.DataFrame, p: FragmentParams, workers: int = 1, eng
         out = _ray_map(nested, partial(_ray_fragments, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
         return _merge([out], FRAGMENT_KEYS, FRAGMENTS)
     shards = [(_slice(pages, lo, hi),) for lo, hi in doc_ranges(pages)]
-    return _merge(_map_local(partial(fragment_shard, p=p), shards, workers), FRAGMENT_KEYS, FRAGMENTS)
+    return _merge(_map_local(partial(fragment_shard, p=p), shards, workers), FRAGMENT_KEYS, FRAGMENTS, in_order=True)
 
 
 def affordance_stage(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordanceParams, workers: int = 1,
@@ -155,8 +160,14 @@ def affordance_stage(fragments: pl.DataFrame, pages: pl.DataFrame, p: Affordance
         out = _ray_map(nested, partial(_ray_detect, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
         return _split_affordances(out if out.height else detect_shard(fragments.clear(), pages.clear(), p))
     shards = [(_slice(fragments, lo, hi), _slice(pages, lo, hi)) for lo, hi in doc_ranges(pages)]
-    parts = _map_local(partial(detect_shard, p=p), shards, workers)
-    return _split_affordances(pl.concat(parts, how="diagonal_relaxed") if parts else detect_shard(fragments, pages, p))
+    del fragments, pages
+    kept, rejected = [], []
+    for part in _map_local(partial(detect_shard, p=p), shards, workers):
+        k, r = _split_affordances(part, in_order=True)  # a shard's rows are sorted by the keys
+        kept.append(k)
+        rejected.append(r)
+    return (_merge(kept, AFFORDANCE_KEYS, affordances_mod.AFFORDANCES, in_order=True),
+            _merge(rejected, AFFORDANCE_KEYS, affordances_mod.REJECTED, in_order=True))
 
 
 # ---- Ray ----------------------------------------------------------------------------------------

@@ -59,7 +59,8 @@ def artifact_id(stage: str, version: str, params_hash: str, inputs: list[str]) -
     return content_id("art", {"stage": stage, "version": version, "params": params_hash, "inputs": list(inputs)})
 
 
-HASH_ROWS = 65536  # rows serialised per step: bounded memory whatever the frame's size
+HASH_ROWS = 65536  # rows serialised per step ...
+HASH_BYTES = 32_000_000  # ... and about this many bytes: bounded memory whatever the frame's size
 
 
 def frame_hash(df: pl.DataFrame) -> str:
@@ -67,8 +68,9 @@ def frame_hash(df: pl.DataFrame) -> str:
     schema and the rows as JSON lines, serialised by Polars in slices (a Python loop per row cost
     more than the stage that made the frame)."""
     h = hashlib.sha256(canonical_json({"schema": {k: str(v) for k, v in df.schema.items()}}).encode("utf-8"))
-    for off in range(0, df.height, HASH_ROWS):
-        h.update(df.slice(off, HASH_ROWS).write_ndjson().encode("utf-8"))
+    step = max(1, min(HASH_ROWS, int(df.height * HASH_BYTES / max(1, df.estimated_size()))))
+    for off in range(0, df.height, step):
+        h.update(df.slice(off, step).write_ndjson().encode("utf-8"))
     return h.hexdigest()
 
 
