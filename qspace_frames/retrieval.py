@@ -80,26 +80,45 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         question_intents(queries).join(prototypes.select("prototype_id", "intent"), on="intent")
         .join(density.select("prototype_id", "p_q"), on="prototype_id").select("query_id", "prototype_id", "p_q").collect()
     )
-    sig = cand.group_by("query_id").agg(pl.concat_str("prototype_id", pl.col("p_q").cast(pl.String), separator=" ").sort().str.join("|").alias("_sig"))
-    reps = sig.sort("query_id").unique("_sig", keep="first")
-    sets = cand.join(reps, on="query_id").select("_sig", "prototype_id", "p_q")
+    sig = (
+        cand.group_by("query_id").agg(pl.col("prototype_id").sort().str.join("|").alias("_key"))
+        .with_columns(pl.col("_key").rank("dense").cast(pl.Int64).alias("_s")).drop("_key")
+    )
     selected = scores.filter(pl.col("selected")).select("tree_id")
     leaves = nodes.join(selected, on="tree_id").filter(pl.col("kind") == "leaf").select("fragment_id", "evidence_id", "span_start", "depth")
-    hits = (
-        sets.lazy().join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id"), on="prototype_id")
+    answers = (
+        evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
+        .join(cand.lazy().select("prototype_id").unique(), on="prototype_id", how="semi")
         .join(leaves, on="evidence_id")
-        .select("_sig", "fragment_id", pl.col("span_start").alias("char_start"), "p_q", "depth")
+        .select("prototype_id", "fragment_id", pl.col("span_start").alias("char_start"), "depth")
         .collect()
     )
-    key = ["_sig", "fragment_id", "char_start"]
-    boosted = exact_sums(hits, key, {"proto": "p_q"}).join(hits.group_by(key).agg(pl.col("depth").max().alias("leaf_depth")), on=key)
-    top_proto = boosted.group_by("_sig").agg(pl.col("proto").max().alias("_max_proto"))
+    # the fragments a question can load: those of its own document
+    wanted = sents.select("doc_id", "fragment_id").unique().join(queries.select("query_id", "doc_id"), on="doc_id").join(sig.lazy(), on="query_id")
+    key = ["fragment_id", "char_start"]
+    boosted, top_proto = [], []
+    for (s_,), members in cand.join(sig, on="query_id").sort("query_id").group_by("_s", maintain_order=True):
+        rep = members.filter(pl.col("query_id") == pl.col("query_id").first()).select("prototype_id", "p_q")
+        hits = answers.join(rep, on="prototype_id")
+        sums = exact_sums(hits, key, {"proto": "p_q"})
+        # the boost is normalised by the best fragment of the whole corpus, kept only where the question can load it
+        top_proto.append(pl.DataFrame({"_s": [s_], "_max_proto": [sums["proto"].max()]}, schema={"_s": pl.Int64, "_max_proto": pl.Float64}))
+        mine = wanted.filter(pl.col("_s") == s_).select("fragment_id").unique().collect()
+        boosted.append(
+            sums.join(mine, on="fragment_id", how="semi")
+            .join(hits.join(mine, on="fragment_id", how="semi").group_by(key).agg(pl.col("depth").max().alias("leaf_depth")), on=key)
+            .with_columns(pl.lit(s_, dtype=pl.Int64).alias("_s"))
+        )
+    empty = pl.DataFrame(schema={"fragment_id": pl.String, "char_start": pl.Int64, "proto": pl.Float64, "leaf_depth": pl.Int64, "_s": pl.Int64})
+    boosted = pl.concat([empty, *[x.select(empty.columns).cast(empty.schema) for x in boosted]])
+    top_proto = pl.concat([pl.DataFrame(schema={"_s": pl.Int64, "_max_proto": pl.Float64}), *top_proto])
+    key = ["_s", "fragment_id", "char_start"]
     units = (
         s_score.join(sents.select("chunk", "fragment_id", "char_start", "char_end", "text"), on="chunk")
         .join(f_score, on=["query_id", "fragment_id"], how="left")
         .join(sig.lazy(), on="query_id", how="left")
         .join(boosted.lazy(), on=key, how="left")
-        .join(top_proto.lazy(), on="_sig", how="left")
+        .join(top_proto.lazy(), on="_s", how="left")
         .with_columns(
             (pl.col("proto").fill_null(0) / pl.col("_max_proto").fill_null(1).clip(lower_bound=1e-12)).alias("proto_norm"),
         )
