@@ -57,9 +57,24 @@ def proximity(prototypes: pl.LazyFrame, memberships: pl.LazyFrame | pl.DataFrame
         + p.w_fragments * pl.col("fragment_overlap")
         + p.w_class * pl.col("class_overlap")
     )
+    # supporting-fragment Jaccard from shared-fragment counts: one row per (fragment, prototype) and a
+    # self-join on the fragment, not a set operation on every pair's (corpus-sized) fragment lists
+    each = side.select("prototype_id", "frags").explode("frags").unique()
+    each = each.join(side.filter(pl.col("frags").list.len() == 0).select("prototype_id"), on="prototype_id", how="anti")
+    shared = (
+        each.join(each, on="frags", suffix="_b", nulls_equal=True)
+        .filter(pl.col("prototype_id") < pl.col("prototype_id_b"))
+        .group_by(pl.col("prototype_id").alias("prototype_id_a"), "prototype_id_b").agg(pl.len().cast(pl.Int64).alias("_shared"))
+    )
+    n_frags = side.select("prototype_id", pl.col("frags").list.n_unique().cast(pl.Int64).alias("_n"))
     out = (
-        a.join(b, how="cross")
+        a.drop("frags_a").join(b.drop("frags_b"), how="cross")
         .filter(pl.col("prototype_id_a") < pl.col("prototype_id_b"))
+        .join(shared, on=["prototype_id_a", "prototype_id_b"], how="left")
+        .join(n_frags.select(pl.col("prototype_id").alias("prototype_id_a"), pl.col("_n").alias("_na")), on="prototype_id_a")
+        .join(n_frags.select(pl.col("prototype_id").alias("prototype_id_b"), pl.col("_n").alias("_nb")), on="prototype_id_b")
+        .with_columns(pl.col("_shared").fill_null(0))
+        .with_columns((pl.col("_na") + pl.col("_nb") - pl.col("_shared")).alias("_union"))
         .select(
             pl.col("prototype_id_a").alias("prototype_a"),
             pl.col("prototype_id_b").alias("prototype_b"),
@@ -67,7 +82,7 @@ def proximity(prototypes: pl.LazyFrame, memberships: pl.LazyFrame | pl.DataFrame
             jaccard(col("roles", "a"), col("roles", "b")).alias("role_jaccard"),
             jaccard(col("slots", "a"), col("slots", "b")).alias("slot_jaccard"),
             jaccard(col("shape", "a"), col("shape", "b")).alias("shape_jaccard"),
-            jaccard(col("frags", "a"), col("frags", "b")).alias("fragment_overlap"),
+            pl.when(pl.col("_union") == 0).then(0.0).otherwise(pl.col("_shared") / pl.col("_union")).alias("fragment_overlap"),
             (col("classes", "a").list.set_intersection(col("classes", "b")).list.len() > 0).cast(pl.Float64).alias("class_overlap"),
         )
         .with_columns(similarity.alias("similarity"))
