@@ -31,11 +31,11 @@ MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with i
 
 def _units(wb) -> pl.DataFrame:
     """Every sentence of the corpus with its fragment's context and its document path."""
-    fr = wb.read("fragments")
-    inv = wb.read("corpus", "inventory").select("doc_id", pl.col("path").alias("document"))
-    s = all_sentences(fr.lazy(), wb.params.affordances).collect()
+    fr = wb.scan("fragments").select("fragment_id", "doc_id", "heading_path", "page", "kind", "char_start", "char_end", "text")
+    inv = wb.scan("corpus", "inventory").select("doc_id", pl.col("path").alias("document")).collect()
+    s = all_sentences(fr, wb.params.affordances).collect()
     return (
-        s.join(fr.select("fragment_id", "page", "kind"), on="fragment_id")
+        s.join(fr.select("fragment_id", "page", "kind").collect(), on="fragment_id")
         .join(inv, on="doc_id")
         .select("doc_id", "document", "fragment_id", "page", "kind", "heading_path",
                 pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
@@ -51,13 +51,15 @@ def _units(wb) -> pl.DataFrame:
 
 def _leaf_intents(wb) -> pl.DataFrame:
     """(fragment_id, span_start, intent): sentences that are evidence leaves of a selected tree."""
-    nodes = wb.read("trees", "tree_nodes")
-    sel = wb.read("trees", "tree_scores").filter(pl.col("selected")).select("tree_id")
-    ev = wb.read("evidence").select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
-    protos = wb.read("prototypes").select("prototype_id", "intent")
+    # scans with projections: the node table is the largest of the run, only its leaves are needed
+    leaves = wb.scan("trees", "tree_nodes").filter(pl.col("kind") == "leaf").select("tree_id", "fragment_id", "evidence_id", "span_start")
+    sel = wb.scan("trees", "tree_scores").filter(pl.col("selected")).select("tree_id")
+    ev = wb.scan("evidence").select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
+    protos = wb.scan("prototypes").select("prototype_id", "intent")
     return (
-        nodes.join(sel, on="tree_id").filter(pl.col("kind") == "leaf").select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
+        leaves.join(sel, on="tree_id").select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
         .join(ev, on="evidence_id").join(protos, on="prototype_id").select("fragment_id", "char_start", "intent").unique()
+        .collect().sort("fragment_id", "char_start", "intent")
     )
 
 
