@@ -146,7 +146,10 @@ def fragment_stage(pages: pl.DataFrame, p: FragmentParams, workers: int = 1, eng
         out = _ray_map(nested, partial(_ray_fragments, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
         return _merge([out], FRAGMENT_KEYS, FRAGMENTS)
     shards = [(_slice(pages, lo, hi),) for lo, hi in doc_ranges(pages)]
-    return _merge(_map_local(partial(fragment_shard, p=p), shards, workers), FRAGMENT_KEYS, FRAGMENTS, in_order=True)
+    del pages  # the input is freed once the shards are done, before the outputs are merged
+    parts = _map_local(partial(fragment_shard, p=p), shards, workers)
+    del shards
+    return _merge(parts, FRAGMENT_KEYS, FRAGMENTS, in_order=True)
 
 
 def affordance_stage(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordanceParams, workers: int = 1,
@@ -160,10 +163,12 @@ def affordance_stage(fragments: pl.DataFrame, pages: pl.DataFrame, p: Affordance
         out = _ray_map(nested, partial(_ray_detect, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
         return _split_affordances(out if out.height else detect_shard(fragments.clear(), pages.clear(), p))
     shards = [(_slice(fragments, lo, hi), _slice(pages, lo, hi)) for lo, hi in doc_ranges(pages)]
-    del fragments, pages
+    del fragments, pages  # the inputs are freed once the shards are done, before the outputs are merged
+    parts = _map_local(partial(detect_shard, p=p), shards, workers)
+    del shards
     kept, rejected = [], []
-    for part in _map_local(partial(detect_shard, p=p), shards, workers):
-        k, r = _split_affordances(part, in_order=True)  # a shard's rows are sorted by the keys
+    while parts:
+        k, r = _split_affordances(parts.pop(0), in_order=True)  # a shard's rows are sorted by the keys
         kept.append(k)
         rejected.append(r)
     return (_merge(kept, AFFORDANCE_KEYS, affordances_mod.AFFORDANCES, in_order=True),
@@ -203,9 +208,16 @@ def ray_init(workers: int = 2) -> None:
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     import ray
 
-    if not ray.is_initialized():
-        ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                 configure_logging=False)
+    for attempt in range(3):  # Ray gives its raylet 30 s to register: a loaded machine can miss that
+        if ray.is_initialized():
+            return
+        try:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+                     configure_logging=False)
+        except Exception:
+            ray.shutdown()
+            if attempt == 2:
+                raise
 
 
 def _ray_map(docs: pl.DataFrame, fn: Callable, rows_per_batch: int, workers: int) -> pl.DataFrame:
