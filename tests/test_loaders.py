@@ -412,13 +412,9 @@ def test_malformed_workbooks_are_errors_with_reasons(sweep):
 
 
 def _docx_bytes(paragraph: str = "hello") -> bytes:
-    import docx
+    from test_hostile import _docx_bytes as docx_package  # one builder for the docx test files
 
-    d = docx.Document()
-    d.add_paragraph(paragraph)
-    buf = io.BytesIO()
-    d.save(buf)
-    return buf.getvalue()
+    return docx_package(paragraph)
 
 
 def _replace_member(package: bytes, name: str, content: bytes) -> bytes:
