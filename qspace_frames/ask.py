@@ -253,7 +253,8 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
 
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Flag candidates where the answer type's pattern and a question keyword share a line."""
-    pats = types.with_columns(pl.col("retrieval_patterns").str.split(" || ")).explode("retrieval_patterns").rename({"retrieval_patterns": "_pat"})
+    pats = (types.with_columns(pl.col("retrieval_patterns").str.split(" || ")).explode("retrieval_patterns").rename({"retrieval_patterns": "_pat"})
+            .with_columns(pl.int_range(pl.len()).over("answer_type").alias("_pat_i")))  # the registry's order decides between patterns
     # the quote is the confirming line, with its own offsets (a JSON record or table row is one line)
     lines = (
         cands.with_columns(pl.col("text").str.split("\n").alias("_line")).explode("_line")
@@ -280,9 +281,9 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         pl.col("_line").str.strip_chars().alias("_quote"),
     )
     return (
-        ok.sort(["query_id", "_rank", "_ok", "_line_start"], descending=[False, False, True, False])
+        ok.sort(["query_id", "_rank", "_ok", "_line_start", "_pat_i"], descending=[False, False, True, False, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
-        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_n_kw", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start").first(),
+        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_pat_i", "_n_kw", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start").first(),
              pl.col("_ok").any().alias("_confirmed"), pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
              pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"), pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"))
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))

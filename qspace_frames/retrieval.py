@@ -126,7 +126,8 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
             (pl.col("s_bm25") + p.qspace_fragment_weight * pl.col("f_bm25").fill_null(0)
              + p.qspace_prototype_weight * pl.col("proto_norm")).alias("score"),
         )
-        .sort(["query_id", "score", "char_start"], descending=[False, True, False])
+        # fragment_id breaks the last tie (a sentence may start at the same offset in nested fragments)
+        .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
         .collect()
     )
     # exact token counts, only as far down each query's ranking as a reader can load
