@@ -12,11 +12,10 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import all_sentences
-from .baselines import _load_in_order, _queries, bm25_scores
+from .baselines import _load_in_order, _queries, bm25_scores, count_ranked
 from .evaluation import RETRIEVALS
 from .params import EvalParams
 from .questions import Dictionary, answer_types, load_dictionary, parse_questions
-from .tokens import n_tokens_expr
 
 ANSWERS = {
     "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,
@@ -362,8 +361,9 @@ def ask_strategy(gold, wb, p: EvalParams) -> pl.DataFrame:
     dictionary = load_dictionary(wb.root / "params" / "dictionary")
     parsed = parse_questions(pl.DataFrame({"id": q["query_id"], "question": q["question"]}), dictionary)
     ranked = rank_candidates(parsed, _units(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
-    ranked = ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id").with_columns(
-        n_tokens_expr("text", p.encoding).alias("n_tokens"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
+    # exact token counts only as far down each ranking as a reader can load
+    ranked = count_ranked(ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id"), "text", p).with_columns(
+        pl.lit(1, dtype=pl.Int64).alias("path_length"))
     return _load_in_order(ranked.lazy(), STRATEGY, pl.col("rank"), p)
 
 
