@@ -62,15 +62,23 @@ def _leaf_intents(wb) -> pl.DataFrame:
     )
 
 
+def _question_keywords(parsed: pl.DataFrame) -> pl.DataFrame:
+    """One row per keyword of each question, flagged when its text occurs in the question itself
+    (the variant the question used, as opposed to the ones its concept pulled in)."""
+    return (
+        parsed.select("id", "question", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
+        .with_columns(pl.col("question").str.to_lowercase().str.contains(pl.col("text").str.to_lowercase(), literal=True).alias("in_question"))
+    )
+
+
 def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
     """(id, _groups): one list of variants per dictionary concept, one singleton per other keyword.
 
     A word of the question that is part of a dictionary phrase it contains ("new" and "hire" of
     "new hire") is not a group of its own: the concept stands for it."""
-    kw = parsed.select("id", "question", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
-    low = pl.col("question").str.to_lowercase()
+    kw = _question_keywords(parsed)
     phrases = (
-        kw.filter((pl.col("source") == "expert_dictionary") & low.str.contains(pl.col("text").str.to_lowercase(), literal=True))
+        kw.filter((pl.col("source") == "expert_dictionary") & pl.col("in_question"))
         .select("id", pl.col("text").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("_covered")).explode("_covered")
         .group_by("id").agg(pl.col("_covered"))
     )
@@ -91,15 +99,14 @@ def _search_text(parsed: pl.DataFrame, dictionary: Dictionary | None = None) -> 
     A French question thus reaches an English corpus ("approuver" brings "approval"), while an
     English question is ranked by its own words only: the variants of its own language would
     outweigh them, and head words absent from the corpus score nothing."""
-    kw = parsed.select("id", "question", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
+    kw = _question_keywords(parsed)
     own = kw.filter(pl.col("source").is_in(["direct", "anchor"])).select("id", "text")
     heads = pl.DataFrame(schema={"id": pl.String, "text": pl.String})
     if dictionary is not None:
         lang = dictionary.keywords.select("concept", "language", pl.col("keyword").alias("text"))
         used = (  # the languages of the variants the question itself contains
-            kw.filter(pl.col("source") == "expert_dictionary").rename({"semantic_group": "concept"}).join(lang, on=["concept", "text"])
-            .filter(pl.col("question").str.to_lowercase().str.contains(pl.col("text").str.to_lowercase(), literal=True))
-            .select("id", "concept", "language").unique()
+            kw.filter((pl.col("source") == "expert_dictionary") & pl.col("in_question")).rename({"semantic_group": "concept"})
+            .join(lang, on=["concept", "text"]).select("id", "concept", "language").unique()
         )
         first = (dictionary.keywords.sort("concept", "language", "priority", maintain_order=True)
                  .group_by("concept", "language", maintain_order=True).first().select("concept", "language", pl.col("keyword").alias("text")))
@@ -260,14 +267,9 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
         .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
     )
-    kw = pl.col("keywords").list.eval(pl.element().struct.field("text").str.to_lowercase())
-    lines = lines.with_columns(kw.alias("_kw")).with_columns(
-        pl.col("_kw").list.eval(pl.element().filter(pl.element().str.len_chars() >= 3)).alias("_kw"))
-    matched = lines.join(pats, on="answer_type", how="left").with_columns(
+    kw = pl.col("keywords").list.eval(pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3))
+    has_kw = lines.with_columns(kw.alias("_kw")).join(pats, on="answer_type", how="left").with_columns(
         pl.col("_line").str.extract(pl.col("_pat"), 0).alias("_value"),
-    )
-    has_kw = matched.with_columns(
-        pl.col("_kw").list.eval(pl.element()).list.len().alias("_n_kw"),
     )
     # a pinned page or slide is itself a signal: there the keyword may be the section's heading ("Severity levels")
     pinned = (pl.col("pages_hint").list.len() + pl.col("slides_hint").list.len()) > 0
@@ -282,7 +284,7 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     return (
         ok.sort(["query_id", "_rank", "_ok", "_line_start", "_pat_i"], descending=[False, False, True, False, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
-        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_pat_i", "_n_kw", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start").first(),
+        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_pat_i", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start").first(),
              pl.col("_ok").any().alias("_confirmed"), pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
              pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"), pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"))
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))

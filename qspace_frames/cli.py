@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -29,21 +30,14 @@ def _run(args) -> int:
     if args.corpus and not Path(args.corpus).expanduser().is_dir() and not (root / args.corpus).is_dir():
         print(f"error: corpus folder not found: {args.corpus}", file=sys.stderr)
         return 2
-    corpus = None
-    if args.corpus:  # relative to the project when possible: no absolute paths in stored notebooks
-        import os
-        given = Path(args.corpus).expanduser()
-        corpus = os.path.relpath((given if given.is_dir() else root / args.corpus).resolve(), root)
+    corpus = _rel(root, args.corpus) if args.corpus else None  # no absolute paths in stored notebooks
     if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
-        import os
         os.environ["QSPACE_ENGINE"] = args.engine
     return run(root, args.params, args.name, corpus, only=args.only)
 
 
 def _rel(root: Path, given: str) -> str:
     """A path as the notebooks should see it: relative to the project when possible."""
-    import os
-
     p = Path(given).expanduser()
     return os.path.relpath((p if p.exists() else root / given).resolve(), root)
 
@@ -94,6 +88,16 @@ def _eval(args) -> int:
     return code
 
 
+def _finished_run(root: Path, name: str) -> Path | None:
+    """reports/NAME when it holds a finished run's record; otherwise say so and return None."""
+    run_dir = root / "reports" / name
+    if (run_dir / "artifacts.json").is_file():
+        return run_dir
+    print(f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); run `qspace run --name {name}` first",
+          file=sys.stderr)
+    return None
+
+
 def _ask(args) -> int:
     import json
 
@@ -101,15 +105,12 @@ def _ask(args) -> int:
     from .pipeline import Workbench
 
     root = find_project_root()
-    record = root / "reports" / args.run / "artifacts.json"
-    if record.is_file():
-        rec = json.loads(record.read_text(encoding="utf-8"))
+    if args.run == "default" and not (root / "reports" / "default" / "artifacts.json").is_file():
+        corpus, params = "sample_corpus", "params/default.yaml"  # computed on first use
+    elif (run_dir := _finished_run(root, args.run)) is not None:
+        rec = json.loads((run_dir / "artifacts.json").read_text(encoding="utf-8"))
         corpus, params = rec.get("corpus"), rec.get("params_file") or "params/default.yaml"
-    elif args.run == "default":
-        corpus, params = "sample_corpus", "params/default.yaml"
     else:
-        print(f"error: no run named {args.run!r} (reports/{args.run}/artifacts.json not found); run `qspace run --name {args.run}` first",
-              file=sys.stderr)
         return 2
     wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
     got = answer(args.questions, wb)
@@ -122,10 +123,8 @@ def _report(args) -> int:
     from .runner import publish, to_html
 
     root = find_project_root()
-    run_dir = root / "reports" / args.run
-    if not (run_dir / "artifacts.json").is_file():
-        print(f"error: no finished run named {args.run!r} (reports/{args.run}/artifacts.json not found); "
-              f"run `qspace run --name {args.run}` first", file=sys.stderr)
+    run_dir = _finished_run(root, args.run)
+    if run_dir is None:
         return 2
     executed = sorted(run_dir.glob("[0-9][0-9]_*.ipynb"))
     for nb in executed:

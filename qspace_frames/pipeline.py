@@ -244,8 +244,7 @@ class Workbench:
         st = STAGES[stage]
         if stage == "evaluation":  # the gold questions and the expert dictionary (the ask strategy's) are inputs too
             gold = sha256_hex(self.gold_file.read_bytes()) if self.gold_file else "silver"
-            folder = self.root / "params" / "dictionary"
-            dictionary = sha256_hex(canonical_json([[f.name, sha256_hex(f.read_bytes())] for f in sorted(folder.glob("*.csv"))]))
+            dictionary = questions_mod.dictionary_fingerprint(self.root / "params" / "dictionary")
             inputs = [self.artifact(i).artifact_id for i in st.inputs] + [f"gold:{gold}", f"dictionary:{dictionary}"]
             return artifact_id(stage, st.code_version, self.params.section_hash(*st.sections), inputs)
         if stage == "corpus":  # the source stage: its input is the fingerprint of the files

@@ -217,6 +217,13 @@ def _unique(path: Path, df: pl.DataFrame, cols: list[str], rule: str) -> None:
         _fail(path, r["_i"], cols[-1], r[cols[-1]], rule)
 
 
+def dictionary_fingerprint(folder: str | Path) -> str:
+    """Hash of the dictionary tables' names and bytes: what the answers depend on."""
+    from .ids import canonical_json, sha256_hex
+
+    return sha256_hex(canonical_json([[f.name, sha256_hex(f.read_bytes())] for f in sorted(Path(folder).glob("*.csv"))]))
+
+
 def load_dictionary(folder: str | Path = DEFAULT_FOLDER) -> Dictionary:
     """Read and validate the four dictionary tables of `folder`.
 
@@ -1134,6 +1141,6 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
 
 __all__ = [
     "QUESTIONS", "KEYWORD", "Dictionary", "DictionaryError", "load_dictionary", "answer_types", "answer_pattern",
-    "parse_questions", "INTENT_CUES", "SHAPE_RULES", "LAYOUT_RULES", "TOC_PATTERNS", "ANCHOR_PATTERNS", "DANGLING",
+    "parse_questions", "dictionary_fingerprint", "INTENT_CUES", "SHAPE_RULES", "LAYOUT_RULES", "TOC_PATTERNS", "ANCHOR_PATTERNS", "DANGLING",
     "UNIFIED_RULES", "FIXED_PHRASES",
 ]

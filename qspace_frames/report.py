@@ -125,21 +125,25 @@ def versions() -> dict[str, str]:
     return out
 
 
+def _strategy_table(wide: pl.DataFrame, extra: tuple[str, ...]) -> pl.DataFrame:
+    """Strategy, recall by increasing budget, then the `extra` columns present; Qspace first."""
+    recall = sorted((c for c in wide.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1]))
+    order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
+    return (wide.select("strategy", *recall, *[c for c in extra if c in wide.columns])
+            .with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o")).sort("_o", "strategy").drop("_o"))
+
+
 def comparison(run: Run) -> pl.DataFrame:
     """One row per strategy: recall at each budget and the cost columns, Qspace first."""
     if not run.has("evaluation"):
         return pl.DataFrame()
-    m = run.read("evaluation", "metrics")
     wide = (
-        m.with_columns(pl.when(pl.col("budget").is_null()).then(pl.col("metric"))
-                       .otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String)).alias("column"))
+        run.read("evaluation", "metrics")
+        .with_columns(pl.when(pl.col("budget").is_null()).then(pl.col("metric"))
+                      .otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String)).alias("column"))
         .pivot(on="column", index="strategy", values="value", sort_columns=True)
     )
-    order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
-    keep = ["strategy"] + sorted((c for c in wide.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1])) + [
-        c for c in ("tokens_to_first_gold", "tokens_loaded", "nodes_visited", "citation_locality", "miss_rate", "total_cost") if c in wide.columns]
-    return (wide.select(keep).with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o"))
-            .sort("_o", "strategy").drop("_o"))
+    return _strategy_table(wide, ("tokens_to_first_gold", "tokens_loaded", "nodes_visited", "citation_locality", "miss_rate", "total_cost"))
 
 
 def other_gold_sets(run: Run) -> dict[str, pl.DataFrame]:
@@ -147,15 +151,8 @@ def other_gold_sets(run: Run) -> dict[str, pl.DataFrame]:
     out = {}
     for f in sorted((run.run_dir / "evaluation").glob("*_metrics.json")):
         data = json.loads(f.read_text(encoding="utf-8"))
-        rows = [{"strategy": s, **{k.replace("evidence_recall@", "recall@"): v for k, v in m.items()
-                                   if k.startswith("evidence_recall@") or k in ("tokens_to_first_gold", "miss_rate", "n_queries")}}
-                for s, m in data.items()]
-        df = pl.DataFrame(rows)
-        recall = sorted((c for c in df.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1]))
-        order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
-        out[f.stem.removesuffix("_metrics")] = (
-            df.select("strategy", *recall, *[c for c in ("tokens_to_first_gold", "miss_rate", "n_queries") if c in df.columns])
-            .with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o")).sort("_o", "strategy").drop("_o"))
+        wide = pl.DataFrame([{"strategy": s, **{k.replace("evidence_recall@", "recall@"): v for k, v in m.items()}} for s, m in data.items()])
+        out[f.stem.removesuffix("_metrics")] = _strategy_table(wide, ("tokens_to_first_gold", "miss_rate", "n_queries"))
     return out
 
 

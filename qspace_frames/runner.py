@@ -127,8 +127,10 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
 
 
 def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None, gold: str | None = None) -> str:
-    """What every notebook of the run depends on: parameters, the corpus's bytes, the code."""
+    """What every notebook of the run depends on: parameters, the corpus's bytes, the gold
+    questions, the expert dictionary, the code."""
     from .pipeline import Workbench
+    from .questions import dictionary_fingerprint
 
     try:
         wb = Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root)
@@ -138,7 +140,9 @@ def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str |
     g = Path(gold) if gold else None
     g = g if g is None or g.is_absolute() else root / g
     gold_fp = sha256_hex(g.read_bytes()) if g is not None and g.is_file() else None
-    return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "gold": gold_fp, "code": code_hash(), "run": run_name}))
+    dictionary = dictionary_fingerprint(root / "params" / "dictionary")  # notebooks 07 and 08 answer with it
+    return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "gold": gold_fp, "dictionary": dictionary,
+                                      "code": code_hash(), "run": run_name}))
 
 
 def _artifacts_present(root: Path, params, entry: dict) -> bool:
