@@ -16,9 +16,9 @@ from __future__ import annotations
 import polars as pl
 
 from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
-from .exprs import exact_sums, token_counts as count_tokens
+from .exprs import exact_sums
 from .schemas import conform
-from .tokens import encoding
+from .tokens import count_tokens, encoding
 
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
 # "party" and "agreement" are down-weighted by IDF, not removed by fiat).
@@ -165,7 +165,7 @@ def _bounds_and_counts(texts: list[str], size: int, name: str) -> list[tuple[lis
 
 def _bounds_batch(texts: list[str], size: int, name: str) -> list[tuple[list[int], list[int]]]:
     enc = encoding(name)
-    bounds = [_window_bounds(t, ids, size, enc) if t else [0] for t, ids in zip(texts, enc.encode_ordinary_batch(texts, num_threads=2))]
+    bounds = [_window_bounds(t, ids, size, enc) if t else [0] for t, ids in zip(texts, map(enc.encode_ordinary, texts))]
     counts: list = [None] * len(texts)
     todo = list(range(len(texts)))
     while todo:

@@ -41,29 +41,3 @@ def exact_sums(frame: pl.DataFrame | pl.LazyFrame, keys: list[str], sums: dict[s
     exact = {c: pl.Series([math.fsum(v) for v in big[f"_l_{c}"].to_list()], dtype=pl.Float64) for c in cols}
     big = big.select(*keys).with_columns([exact[c].alias(o) for o, c in sums.items()])
     return pl.concat([small, big.cast(small.schema)])
-
-
-def token_counts(texts: list[str], name: str, threads: int = 2) -> list[int]:
-    """Exact token counts (`tokens.count_tokens`'s), each distinct text encoded once. tiktoken's
-    batch encoder submits one thread-pool task per text, which for many short texts costs more
-    than the encoding; here each thread encodes one contiguous share of the texts in a plain
-    loop (the encoder releases the GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .tokens import encoding
-
-    enc = encoding(name)
-    distinct = list(dict.fromkeys(texts))
-    step = -(-len(distinct) // threads) if distinct else 1
-    shares = [distinct[i:i + step] for i in range(0, len(distinct), step)]
-
-    def run(share: list[str]) -> list[int]:
-        return [len(enc.encode_ordinary(t)) for t in share]
-
-    if len(shares) <= 1:
-        counted = run(distinct)
-    else:
-        with ThreadPoolExecutor(len(shares)) as pool:
-            counted = [n for part in pool.map(run, shares) for n in part]
-    counts = dict(zip(distinct, counted))
-    return [counts[t] for t in texts]

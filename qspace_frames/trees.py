@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .exprs import exact_sums, token_counts as count_tokens
+from .exprs import exact_sums
+from .tokens import count_tokens
 from .ids import id_expr
 from .params import TreeParams
 
