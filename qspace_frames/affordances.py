@@ -250,16 +250,20 @@ ROLES_DTYPE = pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start":
 SLOTS_DTYPE = pl.List(pl.Struct({"name": pl.String, "value": pl.String}))
 
 
-def _slot_exprs(slot: Slot) -> list[pl.Expr]:
-    """Value and in-sentence offset of a slot: the first of its patterns that matches."""
-    values, starts = [], []
+def _find_slot(lf: pl.LazyFrame, slot: Slot) -> pl.LazyFrame:
+    """Value and in-sentence offset of a slot: the first of its patterns that matches.
+
+    Each pattern's groups are extracted once into a column (two struct fields of one expression
+    would run the regex twice), and only on sentences the earlier patterns left empty."""
+    value, start = pl.col(f"_{slot.name}"), pl.col(f"_{slot.name}_at")
+    lf = lf.with_columns(pl.lit(None, dtype=pl.String).alias(value.meta.output_name()), pl.lit(None, dtype=pl.Int64).alias(start.meta.output_name()))
     for pat in slot.patterns:
-        g = pl.col("sentence").str.extract_groups(pat)
-        values.append(g.struct.field("2"))
-        starts.append(g.struct.field("1").str.len_chars())
-    value = pl.coalesce(values).str.strip_chars_end(" ,:;")
-    start = pl.coalesce([pl.when(v.is_not_null()).then(s) for v, s in zip(values, starts)])
-    return [value.alias(f"_{slot.name}"), start.cast(pl.Int64).alias(f"_{slot.name}_at")]
+        g = pl.when(value.is_null()).then(pl.col("sentence")).str.extract_groups(pat).alias("_g")
+        lf = lf.with_columns(g).with_columns(
+            pl.coalesce(value, pl.col("_g").struct.field("2")),
+            pl.coalesce(start, pl.col("_g").struct.field("1").str.len_chars().cast(pl.Int64)),
+        )
+    return lf.drop("_g").with_columns(value.str.strip_chars_end(" ,:;"))
 
 
 def _clean_role(col: str) -> pl.Expr:
@@ -273,7 +277,7 @@ def _detect_one(sents: pl.LazyFrame, d: Detector) -> pl.LazyFrame:
         fired = fired & EXTRA_CONDITIONS[d.intent]
     lf = sents.filter(fired)
     for slot in d.slots:
-        lf = lf.with_columns(_slot_exprs(slot))
+        lf = _find_slot(lf, slot)
     role_slots = {"approver", "team", "target"}
     fixes = []
     for slot in d.slots:
@@ -525,14 +529,27 @@ REJECTED = {"affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.S
             "support": pl.String, "span": pl.String, "span_start": pl.Int64, "span_end": pl.Int64, "reject_reason": pl.String}
 
 
+_TYPED = ("amount", "currency", "date", "duration_hours", "duration_basis", "step_number", "percent")
+
+
 def _slots(aff: pl.LazyFrame) -> pl.LazyFrame:
-    """Slots: every role value plus the typed values, as (name, value) text pairs."""
-    typed = [
-        pl.when(pl.col(c).is_not_null()).then(pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.String).alias("value")))
-        for c in ("amount", "currency", "date", "duration_hours", "duration_basis", "step_number", "percent")
+    """Slots: every role value plus the typed values, as (name, value) text pairs.
+
+    Built long, one row per slot, and gathered per affordance in order: concat_list over seven
+    mostly-null struct columns cost more than all of the stage's other bookkeeping."""
+    lf = aff.with_row_index("_row")
+    named = pl.struct(pl.element().struct.field("role").alias("name"), pl.element().struct.field("value"))
+    long = [lf.select("_row", pl.lit(0).alias("_k"), pl.col("roles").list.eval(named).alias("_slot")).explode("_slot").drop_nulls("_slot")]
+    long += [
+        lf.filter(pl.col(c).is_not_null()).select("_row", pl.lit(k).alias("_k"), pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.String).alias("value")).alias("_slot"))
+        for k, c in enumerate(_TYPED, 1)
     ]
-    roles = pl.col("roles").list.eval(pl.struct(pl.element().struct.field("role").alias("name"), pl.element().struct.field("value").alias("value")))
-    return aff.with_columns(pl.concat_list([roles, pl.concat_list(typed).list.drop_nulls()]).cast(SLOTS_DTYPE).alias("slots"))
+    slots = pl.concat(long).sort("_row", "_k", maintain_order=True).group_by("_row", maintain_order=True).agg(pl.col("_slot").alias("slots"))
+    return (
+        lf.join(slots, on="_row", how="left", maintain_order="left")
+        .with_columns(pl.col("slots").fill_null(pl.lit([], dtype=SLOTS_DTYPE)).cast(SLOTS_DTYPE))
+        .drop("_row")
+    )
 
 
 def affordances(fragments: pl.LazyFrame, docs: pl.LazyFrame, p: AffordanceParams) -> tuple[pl.LazyFrame, pl.LazyFrame]:
