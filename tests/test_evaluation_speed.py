@@ -1,0 +1,66 @@
+"""The evaluation's shortcuts give exactly what the plain computation gives."""
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+
+from qspace_frames.baselines import _bounds_batch, chunk_bounds, count_ranked
+from qspace_frames.evaluation import EvalParams, prefix_chars
+from qspace_frames.tokens import count_tokens, encoding
+
+ENC = EvalParams().encoding
+# letters, spaces and the characters the tokenizer treats apart: contractions, digits, line
+# breaks, punctuation, multi-byte letters and emoji
+ALPHABET = list("abZ  'sdmtlve\n\r\t 12.,-éß中😀")
+
+
+def plain_bounds(text: str, size: int) -> list[int]:
+    """The chunker without shortcuts: cut every `size` tokens, count every chunk by encoding it,
+    cut again a chunk over size at its own `size`-token prefix, until none is over."""
+    bounds = chunk_bounds([text], size, ENC)[0]  # only the first cuts are taken from it
+    while True:
+        pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+        over = [j for j, n in enumerate(count_tokens(pieces, ENC)) if n > size]
+        extra = {bounds[j] + c for j, c in zip(over, prefix_chars([pieces[j] for j in over], [size] * len(over), ENC))
+                 if 0 < c < len(pieces[j])}
+        if not extra:
+            return bounds
+        bounds = sorted(set(bounds) | extra)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chunk_counts_from_the_edges_are_the_chunks_own_counts(seed):
+    rng = random.Random(seed)
+    texts = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 400))) for _ in range(150)]
+    texts += ["The party shall disclose it.  Section 2.1: fees — 1,000 USD; isn't it?\n\n" * 9]
+    enc = encoding(ENC)
+    for size in (1, 2, 3, 5, 8, 13, 64):
+        for text, (bounds, counts) in zip(texts, _bounds_batch(texts, size, ENC)):
+            assert bounds[0] == 0 and bounds[-1] == len(text)
+            assert counts == [len(enc.encode_ordinary(text[a:b])) for a, b in zip(bounds, bounds[1:])]
+            assert bounds == plain_bounds(text, size) or len(text) == 0
+
+
+def test_count_ranked_counts_the_same_prefix_as_counting_everything():
+    rng = random.Random(7)
+    rows = []
+    for q in range(12):
+        n = rng.choice([0, 1, 5, 40, 300])
+        for i in range(n):
+            length = rng.choice([1, 30, 200, 2000])
+            rows.append({"query_id": f"q{q:02d}", "text": " ".join(rng.choice(["tok", "en", "1", "é"]) for _ in range(length // 3 + 1))})
+    # a unit of many characters and few tokens: the next windows hold none of the query's units
+    rows += [{"query_id": "q99", "text": " " * 20_000 + "x"}] + [{"query_id": "q99", "text": "a b c " * 20}] * 50
+    ranked = pl.DataFrame(rows, schema={"query_id": pl.String, "text": pl.String}).with_columns(pl.int_range(pl.len()).alias("order"))
+    p = EvalParams(budgets=[256], max_tokens=600)
+    got = count_ranked(ranked, "text", p)
+    every = ranked.with_columns(pl.Series("n_tokens", count_tokens(ranked["text"].to_list(), ENC), dtype=pl.Int64))
+    before = (pl.col("n_tokens").cum_sum() - pl.col("n_tokens")).over("query_id")
+    loadable = lambda df: df.filter(before < p.max_tokens)  # noqa: E731 - what _load_in_order keeps
+    assert loadable(got).equals(loadable(every))
+    # a query's counted units are a prefix of its ranking that reaches max_tokens or holds all of them
+    done = got.group_by("query_id").agg(pl.col("n_tokens").sum(), pl.len())
+    total = ranked.group_by("query_id").agg(pl.len().alias("all"))
+    assert done.join(total, on="query_id").filter((pl.col("n_tokens") < p.max_tokens) & (pl.col("len") < pl.col("all"))).height == 0
