@@ -336,18 +336,21 @@ def bm25_batched(queries: pl.DataFrame, batches, p: EvalParams) -> tuple[pl.Lazy
     q_terms = query_terms(queries)
     wanted = q_terms.select("term").unique()
     docs = queries.select("doc_id").unique()
-    keys, dls, tfs, kept, offset = [], [], [], [], 0
+    parts, offset = [], 0
     for b in batches:
         b = b.with_row_index("_u", offset=offset).with_columns(pl.col("_u").cast(pl.Int64))
         offset += b.height
-        dl, tf = _term_counts(b.select("_u", "text"), wanted)
-        keys.append(b.select("_u", "doc_id", "chunk"))
-        dls.append(dl)
-        tfs.append(tf)
-        kept.append(b.join(docs, on="doc_id", how="semi").drop("_u"))
+        parts.append((b.select("_u", "doc_id", "chunk"), *_term_counts(b.select("_u", "text"), wanted),
+                      b.join(docs, on="doc_id", how="semi").drop("_u")))
         del b
-    keys, dl, tf = pl.concat(keys), pl.concat(dls), pl.concat(tfs)
-    return _bm25(queries, q_terms, keys, dl, tf, p), pl.concat(kept)
+    return bm25_counted(queries, q_terms, parts, p)
+
+
+def bm25_counted(queries: pl.DataFrame, q_terms: pl.DataFrame, parts: list, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
+    """`bm25_batched` over batches already counted: `parts` holds per batch (keys: _u, doc_id,
+    chunk; dl; tf, as `_term_counts` gives them; the batch's units of the queries' documents)."""
+    keys, dl, tf, kept = (pl.concat(x) for x in zip(*parts))
+    return _bm25(queries, q_terms, keys, dl, tf, p), kept
 
 
 def _bm25(queries: pl.DataFrame, q_terms: pl.DataFrame, keys: pl.DataFrame, dl: pl.DataFrame, tf: pl.DataFrame,

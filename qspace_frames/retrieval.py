@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import DETECTORS, all_sentences
-from .baselines import _load_in_order, _queries, bm25_batched, count_ranked
+from .baselines import _load_in_order, _queries, _term_counts, bm25_counted, count_ranked, query_terms
 from .evaluation import _lazy
 from .exprs import exact_sums
 from .params import AffordanceParams, EvalParams
@@ -34,6 +34,28 @@ def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
     ])
 
 
+def fragment_terms(units: pl.DataFrame, sents: pl.DataFrame, s_dl: pl.DataFrame, s_tf: pl.DataFrame,
+                   wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(dl, tf) as `_term_counts` gives them for fragment units (chunk, fragment_id, heading_path,
+    text) searched as "<heading path> <text>", from their sentences' (chunk, fragment_id) counts.
+
+    The sentences tile the fragment's text with whitespace between them, so the unit's words are
+    its headings' and then its sentences'; it has none when its heading path or text is null
+    (the joined text is then null). Only the headings are read here."""
+    heads = units.select(pl.col("chunk").alias("_u"), pl.when(pl.col("text").is_not_null()).then(pl.col("heading_path").list.join(" ")).alias("text"))
+    h_dl, h_tf = _term_counts(heads, wanted)
+    owner = sents.select(pl.col("chunk").alias("_s"), "fragment_id").join(
+        units.filter(pl.col("heading_path").is_not_null()).select("fragment_id", pl.col("chunk").alias("_u")), on="fragment_id"
+    ).drop("fragment_id")
+    s_dl = s_dl.rename({"_u": "_s"}).join(owner, on="_s").group_by("_u").agg(pl.col("dl").sum().alias("_s_dl"))
+    dl = h_dl.join(s_dl, on="_u", how="left").select("_u", (pl.col("dl") + pl.col("_s_dl").fill_null(0)).alias("dl"))
+    tf = (
+        pl.concat([h_tf, s_tf.rename({"_u": "_s"}).join(owner, on="_s").select("_u", "term", "tf")])
+        .group_by("_u", "term").agg(pl.col("tf").sum())
+    )
+    return dl, tf
+
+
 def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl.LazyFrame, density: pl.LazyFrame,
            nodes: pl.LazyFrame, scores: pl.LazyFrame, p: EvalParams, ap: AffordanceParams | None = None) -> pl.DataFrame:
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
@@ -48,28 +70,28 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         for off in range(0, max(frags.height, 1), FRAGMENT_SLICE):
             yield frags.slice(off, FRAGMENT_SLICE)
 
-    def sentence_batches():
-        offset = 0
-        for f in slices():
-            b = all_sentences(f.lazy(), ap).select(
-                "doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"),
-                pl.col("sentence").alias("text")).collect()
-            yield b.with_columns(pl.int_range(offset, offset + b.height, dtype=pl.Int64).alias("chunk"))
-            offset += b.height
-
-    def fragment_batches():
-        offset = 0
-        for f in slices():
-            b = f.filter(pl.col("kind") != "section").select(
-                "doc_id", "fragment_id", (pl.col("heading_path").list.join(" ") + pl.lit(" ") + pl.col("text")).alias("text"))
-            yield b.with_columns(pl.int_range(offset, offset + b.height, dtype=pl.Int64).alias("chunk"))
-            offset += b.height
-
-    s_score, sents = bm25_batched(q, sentence_batches(), p)
+    # sentences and fragments are counted in one pass: a fragment's words are its sentences'
+    q_terms = query_terms(q)
+    wanted, docs = q_terms.select("term").unique(), q.select("doc_id").unique()
+    sent_parts, frag_parts, s_off, f_off = [], [], 0, 0
+    for f in slices():
+        s = all_sentences(f.lazy(), ap).select(
+            "doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"),
+            pl.col("sentence").alias("text")).collect()
+        s = s.with_columns(pl.int_range(s_off, s_off + s.height, dtype=pl.Int64).alias("chunk"))
+        u = f.filter(pl.col("kind") != "section").select("doc_id", "fragment_id", "heading_path", "text")
+        u = u.with_columns(pl.int_range(f_off, f_off + u.height, dtype=pl.Int64).alias("chunk"))
+        s_off, f_off = s_off + s.height, f_off + u.height
+        s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), wanted)
+        sent_parts.append((s.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), s_dl, s_tf, s.join(docs, on="doc_id", how="semi")))
+        frag_parts.append((u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, wanted),
+                           u.join(docs, on="doc_id", how="semi").select("doc_id", "fragment_id", "chunk")))
+        del s, u
+    s_score, sents = bm25_counted(q, q_terms, sent_parts, p)
     s_score = s_score.rename({"score": "s_bm25"})
     sents = sents.lazy()
-    f_score, frag_units = bm25_batched(q, fragment_batches(), p)
-    del frags
+    f_score, frag_units = bm25_counted(q, q_terms, frag_parts, p)
+    del frags, sent_parts, frag_parts
     f_score = (
         f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk")
         .select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))

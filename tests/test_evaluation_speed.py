@@ -64,3 +64,31 @@ def test_count_ranked_counts_the_same_prefix_as_counting_everything():
     done = got.group_by("query_id").agg(pl.col("n_tokens").sum(), pl.len())
     total = ranked.group_by("query_id").agg(pl.len().alias("all"))
     assert done.join(total, on="query_id").filter((pl.col("n_tokens") < p.max_tokens) & (pl.col("len") < pl.col("all"))).height == 0
+
+
+def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
+    from qspace_frames.affordances import all_sentences
+    from qspace_frames.baselines import _term_counts
+    from qspace_frames.params import AffordanceParams
+    from qspace_frames.retrieval import fragment_terms
+
+    rng = random.Random(3)
+    words = ["Party", "parties", "disclose", "disclosures", "the", "of", "ΣΟΦΟΣ", "ΟΔΟΣ.", "İstanbul", "3.5", "fees", "e.g.", "(a)",
+             "Term.", "end!", "why?", "x_y", "naïve", "\n", "\n\n", "  ", "\t", "."]
+    texts = ["".join(rng.choice(words) + rng.choice([" ", "", "\n", ". "]) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    heads = [rng.choice([None, [], ["Fees"], ["Term", "Parties' Σ"], ["A", "B", "C"]]) for _ in texts]
+    units = pl.DataFrame({
+        "doc_id": "d", "fragment_id": [f"f{i:03d}" for i in range(len(texts))], "kind": "paragraph",
+        "heading_path": heads, "char_start": 0, "char_end": [len(t) for t in texts],
+        "text": [None if i % 50 == 7 else t for i, t in enumerate(texts)],
+    }, schema_overrides={"heading_path": pl.List(pl.String)}).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
+    s = all_sentences(units.lazy(), AffordanceParams()).select("fragment_id", pl.col("sentence").alias("text")).collect()
+    s = s.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
+    wanted = pl.DataFrame({"term": ["party", "disclos", "σοφος", "οδος", "fee", "3", "5", "term", "istanbul", "x", "y", "naïv", "b"]})
+    s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), wanted)
+    dl, tf = fragment_terms(units, s, s_dl, s_tf, wanted)
+    joined = units.select(pl.col("chunk").alias("_u"), (pl.col("heading_path").list.join(" ") + pl.lit(" ") + pl.col("text")).alias("text"))
+    want_dl, want_tf = _term_counts(joined, wanted)
+    assert dl.sort("_u").equals(want_dl.sort("_u"))
+    assert tf.sort("_u", "term").equals(want_tf.sort("_u", "term"))
+    assert want_tf.height > 100 and want_dl["dl"].sum() > 1000
