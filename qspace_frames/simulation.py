@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .trees import node_frame, walk
+from .trees import at_rows, node_frame, walk
 
 SIMULATIONS = {
     "affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "tree_id": pl.String, "candidate": pl.String,
@@ -24,10 +24,11 @@ SIMULATIONS = {
 def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
     """One trace per direct question whose fragment has a selected tree (schema SIMULATIONS)."""
     selected = scores.filter(pl.col("selected")).select("tree_id", "fragment_id", "candidate").collect()
-    n = node_frame(nodes.join(selected.lazy().select("tree_id"), on="tree_id"),
+    # a filter keeps the nodes in (tree_id, preorder) order, as node_frame needs them
+    n = node_frame(nodes.filter(pl.col("tree_id").is_in(selected["tree_id"].implode())),
                    "kind", "label", "tokens", "role", "value", "value_start", "span_start")
     leaves = n.filter(pl.col("kind") == "leaf").select(
-        "_t", "tree_id", pl.col("preorder").alias("_leaf"), "role", "value", "value_start", "span_start", "depth")
+        "_r", "tree_id", pl.col("preorder").alias("_leaf"), "role", "value", "value_start", "span_start", "depth")
     asks = (
         # a question with no extracted value has no leaf to walk to: it is not replayed
         affordances.filter((pl.col("support") == "direct") & (pl.col("roles").list.len() > 0))
@@ -41,12 +42,10 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
     )
     # choose each leaf by role, value and exact offset: never by role alone
     hits = wanted.join(leaves, on=["tree_id", "role", "value", "value_start"], how="left")
-    seen = (
-        walk(n, hits.filter(pl.col("_leaf").is_not_null()).select("_t", "affordance_id", pl.col("_leaf").alias("preorder")), ["affordance_id"])
-        .join(n.select("_t", "preorder", "kind", "label", "tokens", pl.col("span_start").alias("v_span")), on=["_t", "preorder"])
-    )
-    # labels read at roots and groups, and each distinct leaf span loaded once
-    loads = (pl.col("kind") != "leaf") | pl.struct("kind", "v_span").is_first_distinct().over("affordance_id")
+    seen = at_rows(n, walk(n, hits.filter(pl.col("_leaf").is_not_null()).select("affordance_id", "_r"), ["affordance_id"]),
+                   "preorder", "kind", "label", "tokens", "span_start").rename({"span_start": "v_span"})
+    # labels read at roots and groups, and each distinct leaf span loaded once (per question: its id is in the key)
+    loads = (pl.col("kind") != "leaf") | pl.struct("affordance_id", "kind", "v_span").is_first_distinct()
     walked = seen.sort(["affordance_id", "preorder"]).with_columns(loads.alias("loads")).group_by("affordance_id", maintain_order=True).agg(
         pl.col("label").alias("path"),
         pl.len().cast(pl.Int64).alias("nodes_visited"),

@@ -135,101 +135,93 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
     """Every candidate tree of every fragment with evidence, as one node frame (schema TREE_NODES).
 
     Built eagerly, once: the evidence units (with the token count of their supporting span,
-    counted once per distinct span), their five groupings, then each node level as one
-    group-by. Sibling order, preorder and parent ids need no self-joins: a node's place is the
-    tuple of its ancestors' sibling orders."""
+    counted once per distinct span), their groupings, then the roots, groups and leaves. Siblings
+    are ordered by (sort, key), so a node's place is its path of (sort, key) pairs from the root:
+    one sort by path gives the depth-first order, and preorder, sibling order and parent id
+    follow from it with forward fills, with no self-join and no per-parent group."""
     lv = _leaves(fragments, evidence, edges, prototypes, density, memberships, classes)
     # the tokens a reader loads at a leaf: its supporting span, counted once per distinct span
     spans = lv.select("span").unique()
     spans = spans.with_columns(pl.Series("span_tokens", count_tokens(spans["span"].to_list(), p.encoding), dtype=pl.Int64))
     lv = lv.join(spans, on="span", how="left").drop("span")
-    g = _grouping(lv.lazy(), codemand, p).collect()
-    trees = g.select("fragment_id", "candidate").unique().with_columns(id_expr("tree", "fragment_id", "candidate").alias("tree_id"))
-    g = g.join(trees, on=["fragment_id", "candidate"])
-    common = ["tree_id", "fragment_id", "doc_id", "candidate"]
+    # every candidate arranges every leaf of its fragment: one tree per (fragment, candidate)
     heading = pl.col("heading_path").list.join(" > ")
-    null_s = pl.lit(None, dtype=pl.String)
-    root = g.group_by(common).agg(pl.col("heading_path").first(), pl.col("kind").first()).select(
-        *common, pl.lit("root").alias("key"), null_s.alias("parent_key"), pl.lit(0, dtype=pl.Int64).alias("depth"),
-        pl.lit("root").alias("kind"), null_s.alias("role"),
-        (pl.lit("fragment: ") + pl.when(heading != "").then(heading).otherwise(pl.col("kind"))).alias("label"),
-        pl.lit(0.0).alias("sort"), null_s.alias("_k1"), null_s.alias("_k2"),
+    trees = (
+        lv.unique("fragment_id").select(
+            "fragment_id", "doc_id", (pl.lit("fragment: ") + pl.when(heading != "").then(heading).otherwise(pl.col("kind"))).alias("label"))
+        .join(pl.DataFrame({"candidate": [c for c in CANDIDATES if c in p.candidates]}), how="cross")
+        .with_columns(id_expr("tree", "fragment_id", "candidate").alias("tree_id"))
     )
+    g = _grouping(lv.lazy(), codemand, p).collect().join(trees.select("fragment_id", "candidate", "tree_id"), on=["fragment_id", "candidate"])
+    common = ["tree_id", "fragment_id", "doc_id", "candidate"]
+    null_s, null_f = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Float64)
+    k1 = pl.lit("g1:") + pl.col("g1_key")
+    k2 = k1 + pl.lit("/g2:") + pl.col("g2_key")
+    leaf = [pl.col("leaf_sort"), pl.lit("leaf:") + pl.col("evidence_id")]
+    # path of (sort, key) pairs below the root, null where the node stops: a parent sorts before its children
+    path = ["_s1", "_k1", "_s2", "_k2", "_s3", "_k3"]
+    root = trees.select(*common, pl.lit("root").alias("key"), pl.lit(0, dtype=pl.Int64).alias("depth"),
+                        pl.lit("root").alias("kind"), null_s.alias("role"), "label")
     g1 = g.filter(pl.col("g1_key").is_not_null()).group_by([*common, "g1_key"]).agg(
         pl.col("g1_label").min(), pl.col("g1_sort").min(),
         # a group has a role only when every leaf under it has that one role
         pl.when(pl.col("role").n_unique() == 1).then(pl.col("role").min()).alias("role"),
     ).select(
-        *common, (pl.lit("g1:") + pl.col("g1_key")).alias("key"), pl.lit("root").alias("parent_key"), pl.lit(1, dtype=pl.Int64).alias("depth"),
-        pl.lit("group").alias("kind"), pl.col("role"),
-        pl.col("g1_label").alias("label"), pl.col("g1_sort").alias("sort"), pl.col("g1_key").alias("_k1"), null_s.alias("_k2"),
+        *common, k1.alias("key"), pl.lit(1, dtype=pl.Int64).alias("depth"), pl.lit("group").alias("kind"), "role",
+        pl.col("g1_label").alias("label"), pl.col("g1_sort").alias("_s1"), k1.alias("_k1"),
     )
     g2 = g.filter(pl.col("g2_key").is_not_null()).group_by([*common, "g1_key", "g2_key"]).agg(
-        pl.col("g2_label").min(), pl.col("g2_sort").min(), pl.when(pl.col("role").n_unique() == 1).then(pl.col("role").min()).alias("role"),
+        pl.col("g2_label").min(), pl.col("g1_sort").min(), pl.col("g2_sort").min(),
+        pl.when(pl.col("role").n_unique() == 1).then(pl.col("role").min()).alias("role"),
     ).select(
-        *common, (pl.lit("g1:") + pl.col("g1_key") + pl.lit("/g2:") + pl.col("g2_key")).alias("key"),
-        (pl.lit("g1:") + pl.col("g1_key")).alias("parent_key"), pl.lit(2, dtype=pl.Int64).alias("depth"),
-        pl.lit("group").alias("kind"), pl.col("role"), pl.col("g2_label").alias("label"), pl.col("g2_sort").alias("sort"),
-        pl.col("g1_key").alias("_k1"), pl.col("g2_key").alias("_k2"),
+        *common, k2.alias("key"), pl.lit(2, dtype=pl.Int64).alias("depth"), pl.lit("group").alias("kind"), "role",
+        pl.col("g2_label").alias("label"), pl.col("g1_sort").alias("_s1"), k1.alias("_k1"), pl.col("g2_sort").alias("_s2"), k2.alias("_k2"),
     )
-    parent_key = (
-        pl.when(pl.col("g2_key").is_not_null()).then(pl.lit("g1:") + pl.col("g1_key") + pl.lit("/g2:") + pl.col("g2_key"))
-        .when(pl.col("g1_key").is_not_null()).then(pl.lit("g1:") + pl.col("g1_key"))
-        .otherwise(pl.lit("root"))
-    )
-    leaf_depth = 1 + pl.col("g1_key").is_not_null().cast(pl.Int64) + pl.col("g2_key").is_not_null().cast(pl.Int64)
+    # a group's sort is a function of its key (see _grouping), so a leaf carries its groups' sorts itself
+    has1, has2 = pl.col("g1_key").is_not_null(), pl.col("g2_key").is_not_null()
     leaves = g.select(
-        *common, (pl.lit("leaf:") + pl.col("evidence_id")).alias("key"), parent_key.alias("parent_key"), leaf_depth.alias("depth"),
-        pl.lit("leaf").alias("kind"), pl.col("role"), (pl.col("role") + pl.lit(" = ") + pl.col("value")).alias("label"),
-        pl.col("leaf_sort").alias("sort"), pl.col("g1_key").alias("_k1"), pl.col("g2_key").alias("_k2"),
-        "evidence_id", "value", "value_start", "value_end", "span_start", "span_end", "span_tokens",
+        *common, leaf[1].alias("key"), (1 + has1.cast(pl.Int64) + has2.cast(pl.Int64)).alias("depth"),
+        pl.lit("leaf").alias("kind"), "role", (pl.col("role") + pl.lit(" = ") + pl.col("value")).alias("label"),
+        "evidence_id", "value", "value_start", "value_end", "span_start", "span_end", pl.col("span_tokens").alias("tokens"),
+        pl.when(has1).then(pl.col("g1_sort")).otherwise(leaf[0]).alias("_s1"), pl.when(has1).then(k1).otherwise(leaf[1]).alias("_k1"),
+        pl.when(has2).then(pl.col("g2_sort")).when(has1).then(leaf[0]).alias("_s2"), pl.when(has2).then(k2).when(has1).then(leaf[1]).alias("_k2"),
+        pl.when(has2).then(leaf[0]).alias("_s3"), pl.when(has2).then(leaf[1]).alias("_k3"),
     )
     del g
-    nodes = pl.concat([root, g1, g2, leaves], how="diagonal_relaxed").with_columns(
-        # sibling order: by the grouping's sort key, then the key itself (a total, stable order)
-        pl.struct("sort", "key").rank("ordinal").over(["tree_id", "parent_key"]).sub(1).cast(pl.Int64).alias("order"),
-    )
-    # depth-first order = the tuple (order of the depth-1 ancestor, of the depth-2 one, own order), -1 where absent
-    o1 = nodes.filter((pl.col("kind") == "group") & (pl.col("depth") == 1)).select("tree_id", "_k1", pl.col("order").alias("_g1o"))
-    o2 = nodes.filter((pl.col("kind") == "group") & (pl.col("depth") == 2)).select("tree_id", "_k1", "_k2", pl.col("order").alias("_g2o"))
-    nodes = nodes.join(o1, on=["tree_id", "_k1"], how="left").join(o2, on=["tree_id", "_k1", "_k2"], how="left")
-    d, own, none = pl.col("depth"), pl.col("order"), pl.lit(-1, dtype=pl.Int64)
-    path = [
-        pl.when(d == 0).then(none).when(d == 1).then(own).otherwise(pl.col("_g1o")).alias("_p1"),
-        pl.when(d <= 1).then(none).when(d == 2).then(own).otherwise(pl.col("_g2o")).alias("_p2"),
-        pl.when(d <= 2).then(none).otherwise(own).alias("_p3"),
-    ]
-    nodes = (
-        nodes.with_columns(path).sort(["tree_id", "_p1", "_p2", "_p3"])
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("tree_id").alias("preorder"))
-    )
-    ids = nodes.select("tree_id", "key").with_columns(id_expr("node", "tree_id", "key").alias("node_id"))
-    nodes = nodes.with_columns(ids["node_id"]).join(
-        ids.select("tree_id", pl.col("key").alias("parent_key"), pl.col("node_id").alias("parent_id")),
-        on=["tree_id", "parent_key"], how="left", maintain_order="left",
-    )
-    # tokens a reader loads at a node: the label of a root or group, the supporting span of a leaf
-    labels = nodes.filter(pl.col("kind") != "leaf").select("label").unique()
-    labels = labels.with_columns(pl.Series("_label_tokens", count_tokens(labels["label"].to_list(), p.encoding), dtype=pl.Int64))
-    nodes = nodes.join(labels, on="label", how="left", maintain_order="left").with_columns(
-        pl.when(pl.col("kind") == "leaf").then(pl.col("span_tokens")).otherwise(pl.col("_label_tokens")).alias("tokens")
-    )
-    return nodes.select([pl.col(c).cast(t) for c, t in TREE_NODES.items()]).lazy()
+    # tokens a reader loads at a root or group: its label
+    groups = pl.concat([root, g1, g2], how="diagonal_relaxed")
+    labels = groups.select("label").unique()
+    labels = labels.with_columns(pl.Series("tokens", count_tokens(labels["label"].to_list(), p.encoding), dtype=pl.Int64))
+    groups = groups.join(labels, on="label", how="left")
+    nodes = pl.concat([groups, leaves], how="diagonal_relaxed").sort(["tree_id", *path], nulls_last=False)
+    d, row = pl.col("depth"), pl.int_range(pl.len(), dtype=pl.Int64)
+    # in depth-first order a node's ancestor at depth k is the last node of depth k before it
+    at = lambda k, e: pl.when(d == k).then(e).forward_fill()  # noqa: E731
+    seen = [(d == k).cum_sum().cast(pl.Int64) for k in range(4)]  # nodes of each depth so far
+    nodes = nodes.with_columns(id_expr("node", "tree_id", "key").alias("node_id"), at(0, row).alias("_root"), *[s.alias(f"_c{k}") for k, s in enumerate(seen)])
+    return nodes.with_columns(
+        (row - pl.col("_root")).alias("preorder"),
+        # siblings read before a node: nodes of its depth since its parent
+        pl.coalesce([pl.when(d == k).then(pl.col(f"_c{k}") - at(k - 1, pl.col(f"_c{k}")) - 1) for k in (1, 2, 3)] + [pl.lit(0, dtype=pl.Int64)]).alias("order"),
+        pl.coalesce([pl.when(d == k).then(at(k - 1, pl.col("node_id"))) for k in (1, 2, 3)]).alias("parent_id"),
+    ).select([pl.col(c).cast(t) for c, t in TREE_NODES.items()]).lazy()
 
 
 # ---- scoring ---------------------------------------------------------------------------------
 
 def node_frame(nodes: pl.LazyFrame | pl.DataFrame, *extra: str) -> pl.DataFrame:
-    """Tree nodes with integer keys for walking: `_t` (tree number), `preorder`, `_p` (the
-    parent's preorder) and, for each depth k = 1..3, `_ak`/`_ok`: preorder and sibling order of
-    the node's ancestor at depth k (the node itself at its own depth; meaningless below it).
+    """Tree nodes with integer keys for walking: `_r` (the node's row here), `_t` (tree number),
+    `preorder`, `_p` (the parent's preorder) and, for each depth k = 1..3, `_ak`/`_ok`: preorder
+    and sibling order of the node's ancestor at depth k (the node itself at its own depth;
+    meaningless below it).
 
-    In preorder, a node's ancestor at depth k is the last node of depth k before it, so a
-    forward fill finds every ancestor with no join."""
+    `nodes` come in (tree_id, preorder) order, as `tree_nodes` and the stored table hold them,
+    so each tree starts at its root and counting roots numbers the trees with no sort. In
+    preorder, a node's ancestor at depth k is the last node of depth k before it, so a forward
+    fill finds every ancestor with no join."""
     n = (
         nodes.lazy().select("tree_id", "preorder", "depth", "order", *extra)
-        .sort(["tree_id", "preorder"])
-        .with_columns(pl.col("tree_id").rank("dense").cast(pl.Int64).alias("_t"))
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_r"), (pl.col("preorder") == 0).cum_sum().cast(pl.Int64).alias("_t"))
         .with_columns(
             [pl.when(pl.col("depth") == k).then(pl.col("preorder")).forward_fill().alias(f"_a{k}") for k in (1, 2, 3)]
             + [pl.when(pl.col("depth") == k).then(pl.col("order")).forward_fill().alias(f"_o{k}") for k in (1, 2, 3)]
@@ -243,52 +235,57 @@ def node_frame(nodes: pl.LazyFrame | pl.DataFrame, *extra: str) -> pl.DataFrame:
     return n.collect()
 
 
+def at_rows(n: pl.DataFrame, frame: pl.DataFrame, *cols: str) -> pl.DataFrame:
+    """`frame` with the named columns of the node frame `n` at its rows `_r`: a gather, not a join."""
+    return pl.concat([frame, n.select(pl.col(*cols).gather(frame["_r"]))], how="horizontal")
+
+
 def walk(n: pl.DataFrame, targets: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """The nodes a reader visits to reach the target leaves of each (tree, *by) group: the root,
     and at each level the siblings read in order up to the one on the path to a target.
 
-    `targets` holds `_t`, `by` and the target's `preorder`; the result holds `_t`, `by` and the
-    visited `preorder`, each visited node once. Siblings under one parent are read as a prefix,
+    `targets` holds `by` and the target's row `_r` in `n`; the result holds `_t`, `by` and the
+    visited rows `_r`, each visited node once. Siblings under one parent are read as a prefix,
     so the union over several targets is the prefix up to the furthest of them."""
-    t = targets.select("_t", *by, "preorder").join(
-        n.select("_t", "preorder", "depth", "_a1", "_a2", "_o1", "_o2", "_o3"), on=["_t", "preorder"])
+    t = at_rows(n, targets.select(*by, "_r"), "_t", "preorder", "depth", "_a1", "_a2", "_o1", "_o2", "_o3")
     steps = pl.concat([
         t.select("_t", *by, pl.lit(0, dtype=pl.Int64).alias("_p"), pl.col("_o1").alias("_m")),
         t.filter(pl.col("depth") >= 2).select("_t", *by, pl.col("_a1").alias("_p"), pl.col("_o2").alias("_m")),
         t.filter(pl.col("depth") >= 3).select("_t", *by, pl.col("_a2").alias("_p"), pl.col("_o3").alias("_m")),
     ]).group_by("_t", *by, "_p").agg(pl.col("_m").max())
-    children = steps.join(n.select("_t", "_p", "preorder", "order"), on=["_t", "_p"]).filter(pl.col("order") <= pl.col("_m"))
-    roots = t.select("_t", *by).unique().with_columns(pl.lit(0, dtype=pl.Int64).alias("preorder"))
-    return pl.concat([roots, children.select("_t", *by, "preorder")])
+    children = steps.join(n.select("_t", "_p", "order", "_r"), on=["_t", "_p"]).filter(pl.col("order") <= pl.col("_m"))
+    # a tree's root is the row its preorder counts from
+    roots = t.select("_t", *by, (pl.col("_r") - pl.col("preorder")).alias("_r")).unique()
+    return pl.concat([roots, children.select("_t", *by, "_r")])
 
 
 def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
                 density: pl.LazyFrame, fragments: pl.LazyFrame, p: TreeParams) -> pl.LazyFrame:
     """J(T) and every component for every candidate tree (schema TREE_SCORES), the minimum selected."""
     n = node_frame(nodes, "fragment_id", "doc_id", "candidate", "kind", "role", "tokens", "span_start", "evidence_id")
-    shape = n.group_by("_t").agg(
-        pl.col("tree_id", "fragment_id", "doc_id", "candidate").first(), pl.len().cast(pl.Int64).alias("n_nodes"),
-        pl.col("depth").max().alias("max_depth"),
-    )
-    # p(q|f): the fragment's direct prototypes, densities normalised within the fragment
+    shape = n.filter(pl.col("preorder") == 0).select("_t", "tree_id", "fragment_id", "doc_id", "candidate").join(
+        n.group_by("_t").agg(pl.len().cast(pl.Int64).alias("n_nodes"), pl.col("depth").max().alias("max_depth")), on="_t")
+    frags = shape.lazy().select("fragment_id").unique()
+    # p(q|f): the fragment's direct prototypes, densities normalised within the fragment; `_q` numbers the (fragment, prototype) pairs
     q = (
         edges.filter(pl.col("support") == "direct").select("fragment_id", "prototype_id")
         .join(density.select("prototype_id", "p_q"), on="prototype_id")
         .join(prototypes.select("prototype_id", "role_signature"), on="prototype_id")
         .with_columns((pl.col("p_q") / pl.col("p_q").implode().list.eval(pl.element().sort()).list.sum().over("fragment_id")).alias("p_qf"))
-        .join(n.lazy().select("fragment_id").unique(), on="fragment_id", how="semi")
+        .join(frags, on="fragment_id", how="semi")
         .collect()
+        .with_row_index("_q")
     )
-    leaves = n.filter(pl.col("kind") == "leaf").select("_t", "fragment_id", "preorder", "evidence_id", "role", "_a1")
+    leaves = n.filter(pl.col("kind") == "leaf").select("_t", "_r", "fragment_id", "preorder", "evidence_id", "role", "_a1")
     needed = (
         leaves.join(evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id").collect(), on="evidence_id")
-        .join(q.select("fragment_id", "prototype_id"), on=["fragment_id", "prototype_id"])
+        .join(q.select("fragment_id", "prototype_id", "_q"), on=["fragment_id", "prototype_id"])
     )
-    by = ["prototype_id"]
-    seen = walk(n, needed, by).join(n.select("_t", "preorder", "depth", "kind", "role", "tokens", "span_start"), on=["_t", "preorder"])
+    by = ["_q"]
+    seen = at_rows(n, walk(n, needed, by), "preorder", "depth", "kind", "role", "tokens", "span_start")
     seen_leaves = (
         seen.filter(pl.col("kind") == "leaf")
-        .join(needed.select("_t", *by, "preorder", pl.lit(True).alias("_is_needed")), on=["_t", *by, "preorder"], how="left")
+        .join(needed.select(*by, "_r", pl.lit(True).alias("_is_needed")), on=[*by, "_r"], how="left")
         .join(needed.select("_t", *by, "role").unique().with_columns(pl.lit(True).alias("_needed_role")), on=["_t", *by, "role"], how="left")
     )
     keys = ["_t", *by]
@@ -309,20 +306,20 @@ def tree_scores(nodes: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
         .group_by(keys).agg(pl.col("tokens").sum().alias("_span_tokens"))
     )
     per_q = (
-        needed.group_by("_t", "fragment_id", *by).agg(
+        needed.group_by(keys).agg(
             pl.col("preorder").n_unique().alias("_n_needed"),
             pl.col("role").unique().alias("_found_roles"),
             pl.col("preorder").min().alias("_first"), pl.col("preorder").max().alias("_last"),
             # top-level branches holding the query's evidence (jumps = branches - 1)
             pl.col("_a1").n_unique().alias("_branches"),
         )
-        .join(q.select("fragment_id", "prototype_id", "p_qf", "role_signature"), on=["fragment_id", "prototype_id"])
+        .join(q.select("_q", "fragment_id", "p_qf", "role_signature"), on="_q")
         .join(visited, on=keys)
         .join(span_tokens, on=keys, how="left")
         .join(leaf_stats, on=keys, how="left")
         .join(shape.select("_t", "n_nodes"), on="_t")
-        .join(fragments.select("fragment_id", pl.col("n_tokens").alias("_frag_tokens")).join(
-            n.lazy().select("fragment_id").unique(), on="fragment_id", how="semi").collect(), on="fragment_id")
+        .join(fragments.select("fragment_id", pl.col("n_tokens").alias("_frag_tokens")).join(frags, on="fragment_id", how="semi").collect(),
+              on="fragment_id")
     )
     comp = per_q.with_columns(
         (pl.col("_path") / NORM["path_length"]).alias("path_length"),
