@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import all_sentences
-from .baselines import _load_in_order, _queries, bm25_scores, count_ranked
+from .baselines import _load_in_order, _queries, _term_counts, bm25_counted, count_ranked, query_terms
 from .evaluation import RETRIEVALS
 from .params import EvalParams
 from .questions import Dictionary, answer_types, load_dictionary, parse_questions
@@ -26,6 +26,10 @@ ANSWERS = {
 STATUSES = ("answered", "no_answer", "clarification", "compound")
 TOP_K = 8  # candidate sentences checked for confirmation, best first
 MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with its headings and document name) must contain
+
+
+# the part of a sentence's search text its fragment gives: its section headings and its document's name
+CONTEXT = pl.concat_str([pl.col("heading_path").list.join(" "), pl.col("document").str.replace_all(r"[/_.\-]", " ")], separator=" ")
 
 
 def _units(wb) -> pl.DataFrame:
@@ -42,8 +46,7 @@ def _units(wb) -> pl.DataFrame:
         .with_columns(
             pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"),
             # what a sentence is searched by: itself, its section headings and its document's name
-            pl.concat_str([pl.col("text"), pl.col("heading_path").list.join(" "),
-                           pl.col("document").str.replace_all(r"[/_.\-]", " ")], separator=" ").alias("search"),
+            pl.concat_str([pl.col("text"), CONTEXT], separator=" ").alias("search"),
         )
     )
 
@@ -200,6 +203,37 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
     return out.join(order, on="id").sort("_o").select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
 
 
+def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(dl, tf) as `_term_counts` gives them for the units' search text (`_u`: row number), counted
+    in its two parts, the sentence and its CONTEXT (spaces between, so no word spans them): each
+    distinct context is counted once for all the sentences that share it. A null part makes the
+    whole search text null, without words."""
+    u = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "text", pl.when(pl.col("text").is_not_null()).then(CONTEXT).alias("_context"))
+    s_dl, s_tf = _term_counts(u.select("_u", "text"), wanted)
+    ctx = u.select(pl.col("_context").alias("text")).drop_nulls().unique().with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
+    c_dl, c_tf = _term_counts(ctx.rename({"_c": "_u"}), wanted)
+    owner = u.select("_u", "_context").join(ctx, left_on="_context", right_on="text").select("_u", "_c")
+    dl = (
+        s_dl.join(owner.join(c_dl.rename({"_u": "_c", "dl": "_c_dl"}), on="_c"), on="_u", how="left")
+        .select("_u", pl.when(pl.col("_c").is_not_null()).then(pl.col("dl") + pl.col("_c_dl")).otherwise(0).alias("dl"))
+    )
+    tf = (
+        pl.concat([s_tf.join(owner, on="_u", how="semi"),
+                   owner.join(c_tf.rename({"_u": "_c"}), on="_c").select("_u", "term", "tf")])
+        .group_by("_u", "term").agg(pl.col("tf").sum())
+    )
+    return dl, tf
+
+
+def _search_scores(queries: pl.DataFrame, units: pl.DataFrame, p: EvalParams) -> pl.LazyFrame:
+    """`bm25_scores` of the queries over the units' search text, without building it (`_search_terms`)."""
+    q_terms = query_terms(queries)
+    keys = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "doc_id", "chunk")
+    dl, tf = _search_terms(units, q_terms.select("term").unique())
+    scores, _ = bm25_counted(queries, q_terms, [(keys, dl, tf, units.clear())], p)
+    return scores
+
+
 def rank_candidates(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, p: EvalParams,
                     docs: pl.DataFrame | None = None, dictionary: Dictionary | None = None) -> pl.DataFrame:
     """Every sentence that shares a word with the question, best first, within the scope filters.
@@ -209,7 +243,7 @@ def rank_candidates(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFr
     """
     queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
-    scored = bm25_scores(queries.lazy(), units.select("doc_id", "chunk", pl.col("search").alias("text")).lazy(), p).collect()
+    scored = _search_scores(queries, units, p).collect()
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
     boost = (
         intents.join(leaves, on="intent").join(units.select("chunk", "fragment_id", "char_start"), on=["fragment_id", "char_start"])

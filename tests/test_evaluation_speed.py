@@ -92,3 +92,24 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     assert dl.sort("_u").equals(want_dl.sort("_u"))
     assert tf.sort("_u", "term").equals(want_tf.sort("_u", "term"))
     assert want_tf.height > 100 and want_dl["dl"].sum() > 1000
+
+
+def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
+    from qspace_frames.ask import CONTEXT, _search_terms
+    from qspace_frames.baselines import _term_counts
+
+    rng = random.Random(5)
+    words = ["Party", "parties", "the", "ΣΟΦΟΣ", "fees.", "3.5", "x_y", "İx", "-", "\n"]
+    n = 400
+    units = pl.DataFrame({
+        "text": [None if i % 97 == 5 else " ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for i in range(n)],
+        "heading_path": [rng.choice([None, [], ["Fees"], ["Term", "Parties"]]) for _ in range(n)],
+        "document": [rng.choice(["a/party_fees.txt", "b-3.5.md", "ΣΟΦΟΣ.txt"]) for _ in range(n)],
+    }, schema_overrides={"heading_path": pl.List(pl.String)})
+    wanted = pl.DataFrame({"term": ["party", "fee", "σοφος", "3", "5", "x", "y", "txt", "md", "a", "b", "term"]})
+    dl, tf = _search_terms(units, wanted)
+    search = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), pl.concat_str([pl.col("text"), CONTEXT], separator=" ").alias("text"))
+    want_dl, want_tf = _term_counts(search, wanted)
+    assert dl.sort("_u").equals(want_dl.sort("_u"))
+    assert tf.sort("_u", "term").equals(want_tf.sort("_u", "term"))
+    assert want_tf.height > 100
