@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import polars as pl
 
@@ -98,13 +99,21 @@ _THRESH = (
 # ---- the detectors --------------------------------------------------------------------------
 
 
+class Pattern(NamedTuple):
+    """`regex` is `^(prefix)(value)after`, so the prefix length is the value's offset in the
+    sentence; `screen` (the trailing context alone) is a quick test every match passes."""
+
+    regex: str
+    screen: str | None
+
+
 @dataclass(frozen=True)
 class Slot:
-    """A value a detector extracts: `pattern` is `^(prefix)(value)`, so the prefix length is the
-    value's offset in the sentence. `role` names it as evidence (None: a typed helper slot)."""
+    """A value a detector extracts with the first of its patterns that matches. `role` names it
+    as evidence (None: a typed helper slot)."""
 
     name: str
-    patterns: tuple[str, ...]
+    patterns: tuple[Pattern, ...]
     role: str | None
 
 
@@ -122,9 +131,9 @@ class Detector:
     notes: str = ""
 
 
-def _pre(context: str, value: str, after: str = "") -> str:
+def _pre(context: str, value: str, after: str = "") -> Pattern:
     """`^(prefix)(value)after`: Rust regex has no look-around, so trailing context is matched, not peeked."""
-    return rf"(?s)^(.*?{context})({value}){after}"
+    return Pattern(rf"(?s)^(.*?{context})({value}){after}", rf"(?s){after}" if after else None)
 
 
 _APPROVER = Slot("approver", (
@@ -203,14 +212,14 @@ DETECTORS: tuple[Detector, ...] = (
 INTENTS = tuple(d.intent for d in DETECTORS)
 _BY_INTENT = {d.intent: d for d in DETECTORS}
 
-# Extra conditions some cues need (a named expression each, so they can be listed and tested).
-SLA_DEADLINE = pl.col("sentence").str.contains(
+# Extra conditions some cues need (a named pattern each, so they can be listed and tested).
+SLA_DEADLINE = (
     rf"(?i:\b(?:within|no later than|not later than|response time|resolution time|turnaround|in under|at least)\b[^.;]{{0,40}}?){DURATION}|\bSLAs?\b|(?i:\bresponse time)[^.;]{{0,60}}?{DURATION}"
 )
-VARIANCE_CHANGE = pl.col("sentence").str.contains(
+VARIANCE_CHANGE = (
     r"(?i:\b(?:variances?|forecast|budget|plan|target|guidance|higher|lower|increase[ds]?|decrease[ds]?|declin\w+|rose|fell|grew|shortfall|overspend|underspend|delay\w*|up|down)\b|%|\$)"
 )
-EXTRA_CONDITIONS: dict[str, pl.Expr] = {"sla_lookup": SLA_DEADLINE, "variance_explanation": VARIANCE_CHANGE}
+EXTRA_CONDITIONS: dict[str, str] = {"sla_lookup": SLA_DEADLINE, "variance_explanation": VARIANCE_CHANGE}
 
 _SUBJECT = (
     r"^\s*(?:Row \d+:\s*)?(?:[^=;:]{1,80}\s=\s)?(?:Step\s+\d+\s*[:\-]\s*)?(?:(?:All|Any|Each|Every|The|This|These|Such|If|When)\s+)?"
@@ -250,20 +259,36 @@ ROLES_DTYPE = pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start":
 SLOTS_DTYPE = pl.List(pl.Struct({"name": pl.String, "value": pl.String}))
 
 
+def _matching(sents: pl.LazyFrame, *patterns: str) -> pl.LazyFrame:
+    """Sentences matching every pattern, each tested only on the survivors of the ones before (as
+    one filter, Polars would run every regex over every sentence). A pattern is first screened
+    without its word boundaries: a Unicode \\b stalls the regex engine's fast path on non-ASCII
+    text, and the looser pattern passes every sentence the pattern matches."""
+    loose = [p.replace(r"\b", "") for p in patterns]
+    for pat in dict.fromkeys(q for pair in zip(loose, patterns) for q in pair):
+        sents = sents.with_columns(pl.col("sentence").str.contains(pat).alias("_ok")).filter("_ok")
+    return sents.drop("_ok")
+
+
 def _find_slot(lf: pl.LazyFrame, slot: Slot) -> pl.LazyFrame:
     """Value and in-sentence offset of a slot: the first of its patterns that matches.
 
-    Each pattern's groups are extracted once into a column (two struct fields of one expression
-    would run the regex twice), and only on sentences the earlier patterns left empty."""
-    value, start = pl.col(f"_{slot.name}"), pl.col(f"_{slot.name}_at")
-    lf = lf.with_columns(pl.lit(None, dtype=pl.String).alias(value.meta.output_name()), pl.lit(None, dtype=pl.Int64).alias(start.meta.output_name()))
-    for pat in slot.patterns:
-        g = pl.when(value.is_null()).then(pl.col("sentence")).str.extract_groups(pat).alias("_g")
-        lf = lf.with_columns(g).with_columns(
-            pl.coalesce(value, pl.col("_g").struct.field("2")),
-            pl.coalesce(start, pl.col("_g").struct.field("1").str.len_chars().cast(pl.Int64)),
-        )
-    return lf.drop("_g").with_columns(value.str.strip_chars_end(" ,:;"))
+    Each pattern's groups are extracted once, into a column (two struct fields of one expression
+    would run the regex twice). A screened pattern searches only the sentences that pass its
+    screen; the others get an empty text, as Polars runs a string function on every row, null or not."""
+    text = pl.col("sentence")
+    groups = [f"_{slot.name}_{i}" for i in range(len(slot.patterns))]
+    lf = lf.with_columns((text.str.contains(p.screen) if p.screen else pl.lit(True)).alias(f"{g}_ok") for p, g in zip(slot.patterns, groups))
+    lf = lf.with_columns(
+        pl.when(f"{g}_ok").then(pl.when(f"{g}_ok").then(text).otherwise(pl.lit("")).str.extract_groups(p.regex)).alias(g)
+        for p, g in zip(slot.patterns, groups)
+    )
+    values = [pl.col(g).struct.field("2") for g in groups]
+    starts = [pl.col(g).struct.field("1").str.len_chars() for g in groups]
+    return lf.with_columns(
+        pl.coalesce(values).str.strip_chars_end(" ,:;").alias(f"_{slot.name}"),
+        pl.coalesce([pl.when(v.is_not_null()).then(s) for v, s in zip(values, starts)]).cast(pl.Int64).alias(f"_{slot.name}_at"),
+    ).drop(*groups, *(f"{g}_ok" for g in groups))
 
 
 def _clean_role(col: str) -> pl.Expr:
@@ -272,10 +297,7 @@ def _clean_role(col: str) -> pl.Expr:
 
 
 def _detect_one(sents: pl.LazyFrame, d: Detector) -> pl.LazyFrame:
-    fired = pl.col("sentence").str.contains(d.cue)
-    if d.intent in EXTRA_CONDITIONS:
-        fired = fired & EXTRA_CONDITIONS[d.intent]
-    lf = sents.filter(fired)
+    lf = _matching(sents, d.cue, *([EXTRA_CONDITIONS[d.intent]] if d.intent in EXTRA_CONDITIONS else []))
     for slot in d.slots:
         lf = _find_slot(lf, slot)
     role_slots = {"approver", "team", "target"}
@@ -308,7 +330,7 @@ def _detect_one(sents: pl.LazyFrame, d: Detector) -> pl.LazyFrame:
 def _partial_one(sents: pl.LazyFrame, d: Detector, direct: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
     """A process-level question from a surface cue, where the direct detector did not fire."""
     return (
-        sents.filter(pl.col("sentence").str.contains(d.partial_cue))
+        _matching(sents, d.partial_cue)
         .join(direct.filter(pl.col("intent") == d.intent).select("fragment_id", "sent_start"), on=["fragment_id", "sent_start"], how="anti")
         .with_columns(
             pl.lit(d.intent).alias("intent"), pl.lit("partial").alias("support"), pl.lit(f"{d.intent}:partial").alias("detector"),
@@ -469,6 +491,16 @@ def _squash(e: pl.Expr) -> pl.Expr:
     return e.str.replace_all(r"\s+", " ").str.strip_chars()
 
 
+def _doc_at(start: pl.Expr, end: pl.Expr, base: pl.Expr, base_start: pl.Expr, base_end: pl.Expr) -> pl.Expr:
+    """The document text at [start, end), cut from `base` (the document text at [base_start,
+    base_end)) when the range lies inside it, else from the whole document text: Polars slices
+    code points by walking the text from its beginning, so cutting every span and value from
+    the whole document cost most of the verification."""
+    inside = (base_start >= 0) & (base_start <= start) & (start <= end) & (end <= base_end)
+    whole = pl.when(inside).then(pl.lit("")).otherwise(pl.col("doc_text"))  # empty where unused: Polars slices every row
+    return pl.when(inside).then(base.str.slice(start - base_start, end - start)).otherwise(whole.str.slice(start, end - start))
+
+
 def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl.LazyFrame:
     """Check each span and value against the document text at its offsets; give a reason per failure.
 
@@ -477,25 +509,32 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
     (modulo whitespace); every role value must equal the document text at its own offsets and
     lie inside the span.
     """
-    at = lambda s, e: pl.col("doc_text").str.slice(s, e - s)  # noqa: E731  (code points, like Python)
     bad_value = pl.col("roles").list.eval(
         (pl.element().struct.field("start") < pl.element().struct.field("end")).not_()
     ).list.any()
-    checked = (
-        aff.join(fragments.select("fragment_id", pl.col("char_start").alias("_fs"), pl.col("char_end").alias("_fe"), pl.col("text").alias("_ft")), on="fragment_id", how="left")
+    # per fragment, once: its squashed text and the document text over its range
+    frags = (
+        fragments.join(aff.select("fragment_id").unique(), on="fragment_id", how="semi")
+        .select("fragment_id", "doc_id", pl.col("char_start").alias("_fs"), pl.col("char_end").alias("_fe"), _squash(pl.col("text")).alias("_fts"))
         .join(docs, on="doc_id", how="left")
+        .with_columns(pl.col("doc_text").str.slice(pl.col("_fs"), pl.col("_fe") - pl.col("_fs")).alias("_fd"))
+        .drop("doc_id", "doc_text")
+    )
+    checked = (
+        aff.join(frags, on="fragment_id", how="left")
+        .join(docs, on="doc_id", how="left")
+        .with_columns(_doc_at(pl.col("span_start"), pl.col("span_end"), pl.col("_fd"), pl.col("_fs"), pl.col("_fe")).alias("_sd"))
         .with_columns(
             pl.col("roles").list.eval(pl.element().struct.field("start")).alias("_vs"),
             pl.col("roles").list.eval(pl.element().struct.field("end")).alias("_ve"),
             pl.col("roles").list.eval(pl.element().struct.field("value")).alias("_vv"),
         )
     )
-    # each value against the document text: explode, compare, re-aggregate per affordance
     values_ok = (
-        checked.select("affordance_id", "doc_text", "span_start", "span_end", "_vs", "_ve", "_vv")
+        checked.select("affordance_id", "doc_text", "_sd", "span_start", "span_end", "_vs", "_ve", "_vv")
         .explode(["_vs", "_ve", "_vv"])
         .with_columns(
-            (pl.col("_vv").is_null() | ((at(pl.col("_vs"), pl.col("_ve")) == pl.col("_vv"))
+            (pl.col("_vv").is_null() | ((_doc_at(pl.col("_vs"), pl.col("_ve"), pl.col("_sd"), pl.col("span_start"), pl.col("span_end")) == pl.col("_vv"))
              & (pl.col("_vs") >= pl.col("span_start")) & (pl.col("_ve") <= pl.col("span_end")))).alias("_ok")
         )
         .group_by("affordance_id").agg(pl.col("_ok").all().alias("_values_ok"))
@@ -503,16 +542,16 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
     reason = (
         pl.when(pl.col("doc_text").is_null()).then(pl.lit("document text missing"))
         .when(pl.col("_fs").is_null()).then(pl.lit("fragment missing"))
-        .when(at(pl.col("span_start"), pl.col("span_end")) != pl.col("span")).then(pl.lit("span differs from the document text at its offsets"))
+        .when(pl.col("_sd") != pl.col("span")).then(pl.lit("span differs from the document text at its offsets"))
         .when((pl.col("span_start") < pl.col("_fs")) | (pl.col("span_end") > pl.col("_fe"))).then(pl.lit("span outside its fragment"))
-        .when(~_squash(pl.col("_ft")).str.contains(_squash(pl.col("span")), literal=True)).then(pl.lit("span not found verbatim in its fragment"))
+        .when(~pl.col("_fts").str.contains(_squash(pl.col("span")), literal=True)).then(pl.lit("span not found verbatim in its fragment"))
         .when(bad_value | ~pl.col("_values_ok")).then(pl.lit("a value differs from the document text at its offsets"))
     )
     return (
         checked.join(values_ok, on="affordance_id", how="left")
         .with_columns(pl.col("_values_ok").fill_null(True))
         .with_columns(reason.alias("reject_reason"))
-        .drop("_fs", "_fe", "_ft", "_vs", "_ve", "_vv", "_values_ok", "doc_text")
+        .drop("_fs", "_fe", "_fts", "_fd", "_sd", "_vs", "_ve", "_vv", "_values_ok", "doc_text")
     )
 
 
