@@ -428,13 +428,14 @@ def prefix_chars(texts: list[str], ks: list[int], name: str) -> list[int]:
     from its own encoding, which strictly shortens it, until it fits.
     """
     enc = encoding(name)
-    out = []
+    done: dict[tuple[str, int], int] = {}  # questions on one document often cut the same unit at the same budget
     for text, k in zip(texts, ks):
-        c = _token_prefix_chars(text, k, enc)
-        while c > 0 and len(enc.encode_ordinary(text[:c])) > k:
-            c = _token_prefix_chars(text[:c], k, enc)
-        out.append(c)
-    return out
+        if (text, k) not in done:
+            c = _token_prefix_chars(text, k, enc)
+            while c > 0 and len(enc.encode_ordinary(text[:c])) > k:
+                c = _token_prefix_chars(text[:c], k, enc)
+            done[text, k] = c
+    return [done[text, k] for text, k in zip(texts, ks)]
 
 
 def _prefix_expr(name: str) -> pl.Expr:

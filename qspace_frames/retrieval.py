@@ -72,7 +72,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
 
     # sentences and fragments are counted in one pass: a fragment's words are its sentences'
     q_terms = query_terms(q)
-    wanted, docs = q_terms.select("term").unique(), q.select("doc_id").unique()
+    terms, docs = q_terms.select("term").unique(), q.select("doc_id").unique()
     sent_parts, frag_parts, s_off, f_off = [], [], 0, 0
     for f in slices():
         s = all_sentences(f.lazy(), ap).select(
@@ -82,9 +82,9 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         u = f.filter(pl.col("kind") != "section").select("doc_id", "fragment_id", "heading_path", "text")
         u = u.with_columns(pl.int_range(f_off, f_off + u.height, dtype=pl.Int64).alias("chunk"))
         s_off, f_off = s_off + s.height, f_off + u.height
-        s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), wanted)
+        s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), terms)
         sent_parts.append((s.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), s_dl, s_tf, s.join(docs, on="doc_id", how="semi")))
-        frag_parts.append((u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, wanted),
+        frag_parts.append((u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, terms),
                            u.join(docs, on="doc_id", how="semi").select("doc_id", "fragment_id", "chunk")))
         del s, u
     s_score, sents = bm25_counted(q, q_terms, sent_parts, p)
@@ -116,7 +116,10 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         .collect()
     )
     # the fragments a question can load: those of its own document
-    wanted = sents.select("doc_id", "fragment_id").unique().join(queries.select("query_id", "doc_id"), on="doc_id").join(sig.lazy(), on="query_id")
+    wanted = (  # computed once, not once per candidate set
+        sents.select("doc_id", "fragment_id").unique().join(queries.select("query_id", "doc_id"), on="doc_id").join(sig.lazy(), on="query_id")
+        .select("_s", "fragment_id").collect()
+    )
     key = ["fragment_id", "char_start"]
     boosted, top_proto = [], []
     for (s_,), members in cand.join(sig, on="query_id").sort("query_id").group_by("_s", maintain_order=True):
@@ -125,7 +128,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         sums = exact_sums(hits, key, {"proto": "p_q"})
         # the boost is normalised by the best fragment of the whole corpus, kept only where the question can load it
         top_proto.append(pl.DataFrame({"_s": [s_], "_max_proto": [sums["proto"].max()]}, schema={"_s": pl.Int64, "_max_proto": pl.Float64}))
-        mine = wanted.filter(pl.col("_s") == s_).select("fragment_id").unique().collect()
+        mine = wanted.filter(pl.col("_s") == s_).select("fragment_id").unique()
         boosted.append(
             sums.join(mine, on="fragment_id", how="semi")
             .join(hits.join(mine, on="fragment_id", how="semi").group_by(key).agg(pl.col("depth").max().alias("leaf_depth")), on=key)
