@@ -459,23 +459,30 @@ def typed_values(aff: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+_SIGNED = ("amount", "currency", "date", "duration_hours", "step_number", "percent")
+
+
 def _signature(aff: pl.LazyFrame) -> pl.LazyFrame:
-    """Slot and evidence-role signatures, and the prototype each affordance belongs to."""
-    roles = pl.col("roles").list.eval(pl.element().struct.field("role")).list.unique().list.sort()
+    """Slot and evidence-role signatures, and the prototype each affordance belongs to.
+
+    Worked out once per distinct intent, support, role names and set of filled typed values (a
+    few hundred), not per affordance, and joined back."""
+    keys = ["intent", "support", "_role_names", *(f"_has_{c}" for c in _SIGNED)]
+    lf = aff.with_columns(
+        pl.col("roles").list.eval(pl.element().struct.field("role")).alias("_role_names"),
+        *(pl.col(c).is_not_null().alias(f"_has_{c}") for c in _SIGNED),
+    )
+    roles = pl.col("_role_names").list.unique().list.sort()
     typed = pl.concat_list([
-        pl.when(pl.col(c).is_not_null()).then(pl.lit(c)).otherwise(pl.lit(None, dtype=pl.String))
-        for c in ("amount", "currency", "date", "duration_hours", "step_number", "percent")
+        pl.when(pl.col(f"_has_{c}")).then(pl.lit(c)).otherwise(pl.lit(None, dtype=pl.String)) for c in _SIGNED
     ]).list.drop_nulls()
-    keys = ["intent", "support", "slot_signature", "role_signature"]
-    with_sig = aff.with_columns(
+    sigs = lf.select(keys).unique().with_columns(
         roles.alias("role_signature"),
         pl.concat_list([roles, typed]).list.unique().list.sort().alias("slot_signature"),
+    ).with_columns(
+        pl.struct("intent", "support", "slot_signature", "role_signature").map_batches(_prototype_ids, return_dtype=pl.String).alias("prototype_id")
     )
-    # one hash per distinct signature, not per affordance
-    ids = with_sig.select(keys).unique().with_columns(
-        pl.struct(keys).map_batches(_prototype_ids, return_dtype=pl.String).alias("prototype_id")
-    )
-    return with_sig.join(ids, on=keys, how="left", nulls_equal=True)
+    return lf.join(sigs, on=keys, how="left", nulls_equal=True, maintain_order="left").drop(keys[2:])
 
 
 def _prototype_ids(s: pl.Series) -> pl.Series:
