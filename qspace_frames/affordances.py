@@ -495,7 +495,11 @@ def _prototype_ids(s: pl.Series) -> pl.Series:
 # ---- verification -------------------------------------------------------------------------------
 
 def _squash(e: pl.Expr) -> pl.Expr:
-    return e.str.replace_all(r"\s+", " ").str.strip_chars()
+    """Whitespace runs as one space, trimmed. Only texts with a run to squash (two whitespace
+    characters in a row, or one that is not a space) are searched; the others get an empty text,
+    as Polars runs a string function on every row."""
+    runs = e.str.contains(r"\s\s|[^\S ]")
+    return pl.when(runs).then(pl.when(runs).then(e).otherwise(pl.lit("")).str.replace_all(r"\s+", " ")).otherwise(e).str.strip_chars()
 
 
 def _doc_at(start: pl.Expr, end: pl.Expr, base: pl.Expr, base_start: pl.Expr, base_end: pl.Expr) -> pl.Expr:
