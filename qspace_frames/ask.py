@@ -28,8 +28,10 @@ TOP_K = 8  # candidate sentences checked for confirmation, best first
 MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with its headings and document name) must contain
 
 
-# the part of a sentence's search text its fragment gives: its section headings and its document's name
+# what a sentence is searched by: itself, then its fragment's context, its section headings and its
+# document's name (built only for the few candidates that need it whole; BM25 counts the parts)
 CONTEXT = pl.concat_str([pl.col("heading_path").list.join(" "), pl.col("document").str.replace_all(r"[/_.\-]", " ")], separator=" ")
+SEARCH = pl.concat_str([pl.col("text"), CONTEXT], separator=" ")
 
 
 def _units(wb) -> pl.DataFrame:
@@ -43,11 +45,7 @@ def _units(wb) -> pl.DataFrame:
         .select("doc_id", "document", "fragment_id", "page", "kind", "heading_path",
                 pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
         .sort("doc_id", "char_start")
-        .with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"),
-            # what a sentence is searched by: itself, its section headings and its document's name
-            pl.concat_str([pl.col("text"), CONTEXT], separator=" ").alias("search"),
-        )
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
     )
 
 
@@ -275,7 +273,8 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
     cands = rank_candidates(parsed, units, leaves, p, dictionary=dictionary).filter(pl.col("_rank") < TOP_K)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
-    cands = cands.join(groups, on="query_id", how="left").with_columns(_coverage("search", "_groups").alias("_coverage")).filter(
+    cands = cands.join(groups, on="query_id", how="left").with_columns(SEARCH.alias("search")).with_columns(
+        _coverage("search", "_groups").alias("_coverage")).filter(
         pl.col("_coverage") >= MIN_COVERAGE)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))

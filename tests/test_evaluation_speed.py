@@ -95,7 +95,7 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
 
 
 def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
-    from qspace_frames.ask import CONTEXT, _search_terms
+    from qspace_frames.ask import SEARCH, _search_terms
     from qspace_frames.baselines import _term_counts
 
     rng = random.Random(5)
@@ -108,7 +108,7 @@ def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
     }, schema_overrides={"heading_path": pl.List(pl.String)})
     wanted = pl.DataFrame({"term": ["party", "fee", "σοφος", "3", "5", "x", "y", "txt", "md", "a", "b", "term"]})
     dl, tf = _search_terms(units, wanted)
-    search = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), pl.concat_str([pl.col("text"), CONTEXT], separator=" ").alias("text"))
+    search = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), SEARCH.alias("text"))
     want_dl, want_tf = _term_counts(search, wanted)
     assert dl.sort("_u").equals(want_dl.sort("_u"))
     assert tf.sort("_u", "term").equals(want_tf.sort("_u", "term"))
