@@ -226,6 +226,13 @@ _SUBJECT = (
     r"(.{3,120}?)\s+(?:must|shall|may|will|can|cannot|should|need|needs|require|requires|requiring|are|is|were|was|"
     r"reached|rose|fell|did|has|have|applies|apply|owns)\b"
 )
+# The subject rule for ASCII-only sentences (nearly all): on such text these ASCII forms of `.`,
+# `[^=;:]`, `\s` and `\b` match exactly what the Unicode ones do, and spare the regex engine's
+# fast path the Unicode `.` in a 120-fold lazy repeat (it spent half of `questions` there).
+_SUBJECT_ASCII = (
+    _SUBJECT.replace("(.{3,120}?)", r"([\x00-\x09\x0B-\x7F]{3,120}?)").replace("[^=;:]", r"[\x00-\x7F&&[^=;:]]")
+    .replace(r"\s", r"(?-u:\s)").replace(r"\b", r"(?-u:\b)")
+)
 _OBJECT = r"(?i:\b(?:owns|responsible for|accountable for|owner of|ownership of|maintains|owned by))\s+(?:the\s+)?([^,.;]{3,80})"
 
 # ---- sentences --------------------------------------------------------------------------------
@@ -259,6 +266,12 @@ ROLES_DTYPE = pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start":
 SLOTS_DTYPE = pl.List(pl.Struct({"name": pl.String, "value": pl.String}))
 
 
+def _only(cond: pl.Expr, text: pl.Expr) -> pl.Expr:
+    """`text` where `cond` holds, else empty: Polars runs a string function on every row, null or
+    not, so a costly one is given only the texts it is needed for."""
+    return pl.when(cond).then(text).otherwise(pl.lit(""))
+
+
 def _matching(sents: pl.LazyFrame, *patterns: str) -> pl.LazyFrame:
     """Sentences matching every pattern, each tested only on the survivors of the ones before (as
     one filter, Polars would run every regex over every sentence). A pattern is first screened
@@ -275,12 +288,12 @@ def _find_slot(lf: pl.LazyFrame, slot: Slot) -> pl.LazyFrame:
 
     Each pattern's groups are extracted once, into a column (two struct fields of one expression
     would run the regex twice). A screened pattern searches only the sentences that pass its
-    screen; the others get an empty text, as Polars runs a string function on every row, null or not."""
+    screen."""
     text = pl.col("sentence")
     groups = [f"_{slot.name}_{i}" for i in range(len(slot.patterns))]
     lf = lf.with_columns((text.str.contains(p.screen) if p.screen else pl.lit(True)).alias(f"{g}_ok") for p, g in zip(slot.patterns, groups))
     lf = lf.with_columns(
-        pl.when(f"{g}_ok").then(pl.when(f"{g}_ok").then(text).otherwise(pl.lit("")).str.extract_groups(p.regex)).alias(g)
+        pl.when(f"{g}_ok").then(_only(pl.col(f"{g}_ok"), text).str.extract_groups(p.regex)).alias(g)
         for p, g in zip(slot.patterns, groups)
     )
     values = [pl.col(g).struct.field("2") for g in groups]
@@ -371,7 +384,10 @@ def _role_value(role: str) -> pl.Expr:
 
 def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
     """A readable question per affordance, from its intent's template and extracted values."""
-    raw_subject = pl.col("sentence").str.extract(_SUBJECT, 1)
+    text = pl.col("sentence")
+    ascii_ = text.str.len_bytes() == text.str.len_chars()
+    extracted = pl.when(ascii_).then(_only(ascii_, text).str.extract(_SUBJECT_ASCII, 1)).otherwise(_only(~ascii_, text).str.extract(_SUBJECT, 1))
+    raw_subject = pl.col("_q_raw")  # extracted once, into a column: the rule below reads it four times
     # "Badges that open ..." reads as "badges that open ..." mid-question; keep acronyms as written
     subject_value = (
         pl.when(raw_subject.str.contains(r"^[A-Z][a-z]")).then(raw_subject.str.slice(0, 1).str.to_lowercase() + raw_subject.str.slice(1))
@@ -407,7 +423,10 @@ def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
         q = pl.when(pl.col("intent") == d.intent).then(
             pl.when(pl.col("support") == "direct").then(direct_q).otherwise(partial_q)
         ).otherwise(q)
-    parts = aff.select("sentence").unique().with_columns(subject_value.alias("_q_subject"), obj_value.alias("_q_object"))
+    parts = (
+        aff.select("sentence").unique().with_columns(extracted.alias("_q_raw"))
+        .select("sentence", subject_value.alias("_q_subject"), obj_value.alias("_q_object"))
+    )
     return aff.join(parts, on="sentence", how="left", maintain_order="left").with_columns(q.alias("question")).drop("_q_subject", "_q_object")
 
 
@@ -495,11 +514,10 @@ def _prototype_ids(s: pl.Series) -> pl.Series:
 # ---- verification -------------------------------------------------------------------------------
 
 def _squash(e: pl.Expr) -> pl.Expr:
-    """Whitespace runs as one space, trimmed. Only texts with a run to squash (two whitespace
-    characters in a row, or one that is not a space) are searched; the others get an empty text,
-    as Polars runs a string function on every row."""
+    """Whitespace runs as one space, trimmed; only texts with a run to squash (two whitespace
+    characters in a row, or one that is not a space) are searched."""
     runs = e.str.contains(r"\s\s|[^\S ]")
-    return pl.when(runs).then(pl.when(runs).then(e).otherwise(pl.lit("")).str.replace_all(r"\s+", " ")).otherwise(e).str.strip_chars()
+    return pl.when(runs).then(_only(runs, e).str.replace_all(r"\s+", " ")).otherwise(e).str.strip_chars()
 
 
 def _doc_at(start: pl.Expr, end: pl.Expr, base: pl.Expr, base_start: pl.Expr, base_end: pl.Expr) -> pl.Expr:
@@ -508,7 +526,7 @@ def _doc_at(start: pl.Expr, end: pl.Expr, base: pl.Expr, base_start: pl.Expr, ba
     code points by walking the text from its beginning, so cutting every span and value from
     the whole document cost most of the verification."""
     inside = (base_start >= 0) & (base_start <= start) & (start <= end) & (end <= base_end)
-    whole = pl.when(inside).then(pl.lit("")).otherwise(pl.col("doc_text"))  # empty where unused: Polars slices every row
+    whole = _only(~inside.fill_null(False), pl.col("doc_text"))
     return pl.when(inside).then(base.str.slice(start - base_start, end - start)).otherwise(whole.str.slice(start, end - start))
 
 
