@@ -151,9 +151,11 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
             "fragment_id", "doc_id", (pl.lit("fragment: ") + pl.when(heading != "").then(heading).otherwise(pl.col("kind"))).alias("label"))
         .join(pl.DataFrame({"candidate": [c for c in CANDIDATES if c in p.candidates]}), how="cross")
         .with_columns(id_expr("tree", "fragment_id", "candidate").alias("tree_id"))
+        # trees are ordered by id; its rank sorts faster than the id's text
+        .with_columns(pl.col("tree_id").rank("ordinal").cast(pl.Int64).alias("_tn"))
     )
-    g = _grouping(lv.lazy(), codemand, p).collect().join(trees.select("fragment_id", "candidate", "tree_id"), on=["fragment_id", "candidate"])
-    common = ["tree_id", "fragment_id", "doc_id", "candidate"]
+    g = _grouping(lv.lazy(), codemand, p).collect().join(trees.select("fragment_id", "candidate", "tree_id", "_tn"), on=["fragment_id", "candidate"])
+    common = ["tree_id", "_tn", "fragment_id", "doc_id", "candidate"]
     null_s, null_f = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Float64)
     k1 = pl.lit("g1:") + pl.col("g1_key")
     k2 = k1 + pl.lit("/g2:") + pl.col("g2_key")
@@ -193,7 +195,7 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
     labels = groups.select("label").unique()
     labels = labels.with_columns(pl.Series("tokens", count_tokens(labels["label"].to_list(), p.encoding), dtype=pl.Int64))
     groups = groups.join(labels, on="label", how="left")
-    nodes = pl.concat([groups, leaves], how="diagonal_relaxed").sort(["tree_id", *path], nulls_last=False)
+    nodes = pl.concat([groups, leaves], how="diagonal_relaxed").sort(["_tn", *path], nulls_last=False).drop(path)
     d, row = pl.col("depth"), pl.int_range(pl.len(), dtype=pl.Int64)
     # in depth-first order a node's ancestor at depth k is the last node of depth k before it
     at = lambda k, e: pl.when(d == k).then(e).forward_fill()  # noqa: E731
