@@ -134,11 +134,13 @@ def _re_escape(s: str) -> str:
     return re.escape(s)
 
 
-def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, pages: pl.LazyFrame, p: CorpusParams) -> pl.LazyFrame:
-    """Every discovered file, with its load status and reason: nothing is lost."""
+def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, hints: pl.LazyFrame, p: CorpusParams) -> pl.LazyFrame:
+    """Every discovered file, with its load status and reason: nothing is lost. `hints` are the
+    documents' `domain_hints` (a document's pages are never split, so they can be taken batch
+    by batch as the pages stream by)."""
     return conform(
         files.join(loaded, on="path", how="left")
-        .join(domain_hints(pages, p), on="doc_id", how="left")
+        .join(hints, on="doc_id", how="left")
         .with_columns(pl.col("domain_hints").fill_null(pl.lit([], dtype=pl.List(pl.String))))
         .sort("path"),
         INVENTORY,

@@ -7,7 +7,6 @@ pages joined by PAGE_SEP; every later offset is a code-point offset into it.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -102,41 +101,56 @@ def load_shard(jobs: pl.DataFrame, root: str, p: CorpusParams) -> pl.DataFrame:
     return loaded_docs(keys, [_load_one((root, path, ext, p)) for _, path, ext in keys])
 
 
-def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(per-file status frame, pages frame) from the loaded documents and the other files' statuses."""
-    others = pl.DataFrame(status_rows, schema=LOADED) if status_rows else pl.DataFrame(schema=LOADED)
-    loaded = pl.concat([others, docs.select(pl.col(c).cast(t) if c != "duplicate_of" else pl.lit(None, pl.String).alias(c)
-                                            for c, t in LOADED.items())]).sort("path")
+def loaded_status(docs: pl.DataFrame) -> pl.DataFrame:
+    """The per-file status rows (schema LOADED) of loaded documents."""
+    return docs.select(pl.col(c).cast(t) if c != "duplicate_of" else pl.lit(None, pl.String).alias(c) for c, t in LOADED.items())
+
+
+def docs_pages(docs: pl.DataFrame) -> pl.DataFrame:
+    """The pages (schema PAGES) of loaded documents, sorted by document and offset."""
     pages = docs.select("doc_id", "pages").explode("pages").filter(pl.col("pages").is_not_null()).unnest("pages")
     pages = pages.select([pl.col(c).cast(t) for c, t in PAGES.items()])
     if not (pages["doc_id"].is_sorted() and pages.select((pl.col("char_start").diff().over("doc_id").fill_null(1) > 0).all()).item()):
         pages = pages.sort(["doc_id", "char_start"])
-    return loaded, pages.rechunk()
+    return pages
+
+
+def status_frame(status_rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame(status_rows, schema=LOADED) if status_rows else pl.DataFrame(schema=LOADED)
+
+
+def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per-file status frame, pages frame) from the loaded documents and the other files' statuses."""
+    loaded = pl.concat([status_frame(status_rows), loaded_status(docs)]).sort("path")
+    return loaded, docs_pages(docs).rechunk()
 
 
 ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
+
+
+def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1):
+    """Loaded documents (schema LOADED_DOC) in doc_id order, ASSEMBLE_FILES files a batch. With
+    workers > 1 files are loaded by the process pool, one file per task (PDFs vary a lot in
+    cost), a few tasks ahead of the batch being assembled."""
+    from . import workers as workers_mod
+
+    keys = list(jobs.iter_rows())
+    args = [(str(root), path, ext, p) for _, path, ext in keys]
+    if workers > 1 and len(args) > 1:
+        results = workers_mod.imap(_load_one, ((a,) for a in args), workers, ahead=4 * workers)
+    else:
+        results = map(_load_one, args)
+    for i in range(0, len(args), ASSEMBLE_FILES):
+        yield loaded_docs(keys[i:i + ASSEMBLE_FILES], [next(results) for _ in keys[i:i + ASSEMBLE_FILES]])
 
 
 def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Load every discovered file. Returns (per-file status frame, pages frame).
 
     Files with identical bytes share a doc_id: the first path (in sorted order) is loaded and
-    the others are recorded as duplicates of it, so every file stays accounted for. With
-    workers > 1 files are loaded by a process pool, one file per task (PDFs vary a lot in cost).
-    """
+    the others are recorded as duplicates of it, so every file stays accounted for."""
     jobs, status_rows = plan_loads(files, p)
-    keys = list(jobs.iter_rows())
-    args = [(str(root), path, ext, p) for _, path, ext in keys]
-    parts: list[pl.DataFrame] = []
-    if workers > 1 and len(args) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            results = ex.map(_load_one, args, chunksize=1)
-            for i in range(0, len(args), ASSEMBLE_FILES):
-                batch = [next(results) for _ in keys[i:i + ASSEMBLE_FILES]]
-                parts.append(loaded_docs(keys[i:i + ASSEMBLE_FILES], batch))
-    else:
-        for i in range(0, len(args), ASSEMBLE_FILES):
-            parts.append(loaded_docs(keys[i:i + ASSEMBLE_FILES], [_load_one(a) for a in args[i:i + ASSEMBLE_FILES]]))
+    parts = list(load_batches(jobs, root, p, workers))
     docs = pl.concat(parts) if parts else pl.DataFrame(schema=LOADED_DOC)
     del parts
     return split_loaded(docs, status_rows)

@@ -74,22 +74,29 @@ class Stage:
         return f"{self.version}:{sha256_hex(src)[:12]}"
 
 
-def _corpus_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    files = wb.files()
-    loaded, pages = shards_mod.load_stage(files, wb.corpus, wb.params.corpus, workers=wb.workers, engine=wb.engine)
-    inv = inventory_mod.inventory(files.lazy(), loaded.lazy(), pages.lazy(), wb.params.corpus).collect()
-    return {"inventory": inv, "pages": pages}
+def _corpus_stage(wb: "Workbench"):
+    files, p = wb.files(), wb.params.corpus
+    loaded, hints = [], []  # per file and per document: small, kept for the inventory at the end
+    for status, pages in shards_mod.load_stage(files, wb.corpus, p, workers=wb.workers, engine=wb.engine):
+        loaded.append(status)
+        hints.append(inventory_mod.domain_hints(pages.lazy(), p).collect())
+        yield {"inventory": pl.DataFrame(schema=schemas_mod.INVENTORY), "pages": pages}
+    inv = inventory_mod.inventory(files.lazy(), pl.concat(loaded).lazy(), pl.concat(hints).lazy(), p).collect()
+    yield {"inventory": inv, "pages": pl.DataFrame(schema=schemas_mod.PAGES)}
 
 
-def _fragments_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    pages = wb.read("corpus", "pages")
-    return {"fragments": shards_mod.fragment_stage(pages, wb.params.fragments, workers=wb.workers, engine=wb.engine)}
+# The per-document stages stream: inputs read a row group at a time, outputs written a shard at a time.
+def _fragments_stage(wb: "Workbench"):
+    pages = wb.artifact("corpus").batches("pages")
+    for part in shards_mod.fragment_stage(pages, wb.params.fragments, workers=wb.workers, engine=wb.engine):
+        yield {"fragments": part}
 
 
-def _affordances_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    kept, rejected = shards_mod.affordance_stage(wb.read("fragments"), wb.read("corpus", "pages"), wb.params.affordances,
-                                                 workers=wb.workers, engine=wb.engine)
-    return {"affordances": kept, "rejected": rejected}
+def _affordances_stage(wb: "Workbench"):
+    batches = shards_mod.affordance_stage(wb.artifact("fragments").batches(), wb.artifact("corpus").batches("pages"),
+                                          wb.params.affordances, workers=wb.workers, engine=wb.engine)
+    for kept, rejected in batches:
+        yield {"affordances": kept, "rejected": rejected}
 
 
 def _prototypes_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -125,17 +132,48 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     return {"graph_nodes": nodes, "graph_edges": edges}
 
 
-def _trees_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    # scans: each input is read once, and only the columns the trees use (never the fragment text)
-    r = {k: wb.scan(*k.split("/")) for k in ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes",
-                                             "density", "classes/memberships", "classes", "evidence/codemand")}
-    nodes, scores = trees_mod.compile_trees(*r.values(), wb.params.trees)
-    return {"tree_nodes": nodes, "tree_scores": scores}
+TREE_SHARD_UNITS = 100_000  # evidence units compiled per shard: memory bounded whatever the corpus size
 
 
-def _simulation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    sims = simulation_mod.simulate(wb.scan("affordances"), wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"))
-    return {"simulations": sims.collect()}
+def _trees_stage(wb: "Workbench"):
+    """Trees, streamed. Evidence (stored in fragment order) is read in shards of whole fragments;
+    a tree depends only on its own fragment and the corpus-wide tables, so each shard gives the
+    rows one pass would. Scores come out in fragment order as they are; nodes, ordered by tree id
+    (a hash), go through an external sort."""
+    frags = wb.scan("fragments").select("fragment_id", "heading_path", "kind", "n_tokens", "char_start", "char_end").collect().lazy()
+    direct = wb.scan("prototypes", "fragment_question_edges").filter(pl.col("support") == "direct").select(
+        "fragment_id", "prototype_id", "support").collect().lazy()
+    small = [wb.scan(*k.split("/")) for k in ("prototypes", "density", "classes/memberships", "classes", "evidence/codemand")]
+    spill = shards_mod.SortSpill("tree_id", ["tree_id", "preorder"], skip=len("tree_"))
+    empty = None
+    for ev in shards_mod.key_shards(wb.artifact("evidence").batches(), "fragment_id", TREE_SHARD_UNITS):
+        nodes, scores = trees_mod.compile_trees(frags, ev.lazy(), direct, *small, wb.params.trees)
+        empty = empty or (nodes.clear(), scores.clear())
+        spill.add(nodes)
+        yield {"tree_nodes": empty[0], "tree_scores": scores}
+    if empty is None:  # no evidence anywhere: the empty tables
+        nodes, scores = trees_mod.compile_trees(frags, wb.scan("evidence"), direct, *small, wb.params.trees)
+        yield {"tree_nodes": nodes, "tree_scores": scores}
+    for nodes in spill.sorted():
+        yield {"tree_nodes": nodes, "tree_scores": empty[1]}
+
+
+SIMULATION_SHARD_NODES = 2_000_000  # tree nodes read per shard
+
+
+def _simulation_stage(wb: "Workbench"):
+    """Simulations, streamed: tree nodes (stored in tree order) are read in shards of whole trees,
+    each shard replays the questions whose fragment selected one of its trees, and the traces,
+    ordered by affordance id (a hash), go through an external sort."""
+    selected = wb.scan("trees", "tree_scores").filter(pl.col("selected")).collect()
+    spill = shards_mod.SortSpill("affordance_id", ["affordance_id"], skip=len("aff_"))
+    for nodes in shards_mod.key_shards(wb.artifact("trees").batches("tree_nodes"), "tree_id", SIMULATION_SHARD_NODES):
+        trees = selected.join(nodes.select(pl.col("tree_id").unique()), on="tree_id", how="semi")
+        spill.add(simulation_mod.simulate(wb.scan("affordances"), nodes.lazy(), trees.lazy()).collect())
+    if spill.schema is None:  # no tree anywhere: the empty table
+        yield {"simulations": simulation_mod.simulate(wb.scan("affordances"), wb.scan("trees", "tree_nodes"), selected.lazy()).collect()}
+    for sims in spill.sorted():
+        yield {"simulations": sims}
 
 
 def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:

@@ -16,24 +16,24 @@ byte-identical; the engine is not a parameter of any artifact id.
 """
 from __future__ import annotations
 
-import multiprocessing
+import itertools
 import os
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 import polars as pl
 
 from . import affordances as affordances_mod
 from . import fragments as fragments_mod
-from .pages import LOADED_DOC, document_text, load_documents, load_shard, plan_loads, split_loaded
+from . import workers as workers_mod
+from .pages import LOADED_DOC, docs_pages, document_text, load_batches, load_shard, loaded_status, plan_loads, status_frame
 from .params import AffordanceParams, CorpusParams, FragmentParams
 from .schemas import FRAGMENTS, PAGES
 
 ENGINES = ("local", "ray")
 SHARD_DOCS = 256  # at most this many documents in a shard ...
-SHARD_CHARS = 8_000_000  # ... and about this many characters of text (a longer document is a shard alone)
+SHARD_CHARS = 2_000_000  # ... and about this many characters of text (a longer document is a shard alone)
 FRAGMENT_KEYS = ["doc_id", "char_start", "char_end", "kind"]
 AFFORDANCE_KEYS = ["doc_id", "span_start", "intent", "support"]
 PAGE_STRUCT = LOADED_DOC["pages"].inner
@@ -68,6 +68,101 @@ def doc_ranges(pages: pl.DataFrame, max_docs: int | None = None, max_chars: int 
     return out
 
 
+def doc_shards(batches: Iterable[pl.DataFrame], max_docs: int | None = None, max_chars: int | None = None) -> Iterator[pl.DataFrame]:
+    """Whole-document shards (frames of at most max_docs documents and about max_chars characters
+    of `text`) from frames sorted by doc_id that arrive in batches, a document possibly split
+    across two batches. Only the rows of the shard being filled are held."""
+    pending: pl.DataFrame | None = None
+    for b in as_batches(batches):
+        pending = b if pending is None else pl.concat([pending, b], rechunk=False)
+        if pending.height == 0:
+            continue
+        last = pending["doc_id"][-1]  # may continue in the next batch: never cut before it is whole
+        whole = pending.filter(pl.col("doc_id") != last)
+        ranges = doc_ranges(whole, max_docs, max_chars) if whole.height else []
+        for lo, hi in ranges[:-1]:  # the last range may still grow: it waits with the open document
+            yield _slice(pending, lo, hi)
+        if len(ranges) > 1:
+            pending = pending.slice(pending["doc_id"].search_sorted(ranges[-1][0], side="left"))
+    if pending is not None and pending.height:
+        for lo, hi in doc_ranges(pending, max_docs, max_chars):
+            yield _slice(pending, lo, hi)
+
+
+class DocCursor:
+    """Rows of frames sorted by doc_id, arriving in batches, handed out a doc_id range at a time."""
+
+    def __init__(self, batches: Iterable[pl.DataFrame], schema: dict):
+        self._it, self._buf, self._schema = iter(as_batches(batches)), None, schema
+
+    def through(self, hi: str) -> pl.DataFrame:
+        """Every row not yet handed out whose doc_id is <= hi."""
+        parts = []
+        while True:
+            if self._buf is None:
+                self._buf = next(self._it, None)
+                if self._buf is None:
+                    break
+            cut = self._buf["doc_id"].search_sorted(hi, side="right")
+            parts.append(self._buf.slice(0, cut))
+            if cut < self._buf.height:
+                self._buf = self._buf.slice(cut)
+                break
+            self._buf = None
+        return pl.concat(parts, rechunk=False) if parts else pl.DataFrame(schema=self._schema)
+
+
+def key_shards(batches: Iterable[pl.DataFrame], key: str, rows: int) -> Iterator[pl.DataFrame]:
+    """Frames sorted by `key`, arriving in batches, re-cut into shards of about `rows` rows that
+    never split the rows of one key value."""
+    pending: pl.DataFrame | None = None
+    for b in as_batches(batches):
+        pending = b if pending is None else pl.concat([pending, b], rechunk=False)
+        while pending.height > rows:
+            col = pending[key]
+            cut = col.search_sorted(col[rows], side="left") or col.search_sorted(col[rows], side="right")
+            if cut >= pending.height:  # one key value fills the rest: it may continue in the next batch
+                break
+            yield pending.slice(0, cut)
+            pending = pending.slice(cut)
+    if pending is not None and pending.height:
+        yield pending
+
+
+class SortSpill:
+    """An external sort for a frame too big to hold: rows are added in any order, spilled to
+    Parquet files bucketed by the first characters of `key` after `skip` (a hex content id, so
+    the buckets are even), and read back a bucket at a time, sorted by `by`. Buckets in key
+    order, each sorted: the rows come back in the order one sort of the whole frame gives
+    (`by` must start with `key` and order the rows completely)."""
+
+    def __init__(self, key: str, by: list[str], skip: int, width: int = 1):
+        import tempfile
+
+        self._dir = tempfile.TemporaryDirectory(prefix="qspace-spill-")
+        self.key, self.by, self._slice, self._n = key, by, (skip, width), 0
+        self.schema: dict | None = None
+
+    def add(self, df: pl.DataFrame) -> None:
+        self.schema = self.schema or df.schema
+        bucket = pl.col(self.key).str.slice(*self._slice)
+        for (b,), part in df.with_columns(bucket.alias("_bucket")).partition_by("_bucket", as_dict=True, include_key=False).items():
+            folder = Path(self._dir.name) / b
+            folder.mkdir(exist_ok=True)
+            part.write_parquet(folder / f"{self._n:06d}.parquet", compression="lz4", statistics=False)
+        self._n += 1
+
+    def sorted(self) -> Iterator[pl.DataFrame]:
+        """The rows, a bucket at a time; the spill files are removed as they are read."""
+        try:
+            for folder in sorted(Path(self._dir.name).iterdir()):
+                yield pl.concat([pl.read_parquet(f) for f in sorted(folder.iterdir())]).sort(self.by)
+                for f in folder.iterdir():
+                    f.unlink()
+        finally:
+            self._dir.cleanup()
+
+
 def _slice(df: pl.DataFrame, lo: str, hi: str) -> pl.DataFrame:
     """The rows of a frame sorted by doc_id whose doc_id lies in [lo, hi] (a zero-copy slice)."""
     col = df["doc_id"]
@@ -96,14 +191,24 @@ def _sorted(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return df if df["doc_id"].is_sorted() else df.sort(keys, maintain_order=True)
 
 
-def _map_local(fn: Callable[..., pl.DataFrame], shards: list[tuple], workers: int) -> list[pl.DataFrame]:
-    """fn over the shards, in order: in this process, or a pool of `workers` processes. The pool
-    is spawned, not forked: forking a process whose Polars thread pool is running can deadlock."""
-    if workers > 1 and len(shards) > 1:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(workers, len(shards)), mp_context=ctx) as ex:
-            return list(ex.map(fn, *zip(*shards)))
-    return [fn(*s) for s in shards]
+def _map_local(fn: Callable[..., pl.DataFrame], shards: Iterable[tuple], workers: int) -> Iterator[pl.DataFrame]:
+    """fn over the shards, results in order: in the process pool of `workers` (a few shards in
+    flight at a time), or in this process when there is one worker or a single shard."""
+    shards = iter(shards)
+    first = next(shards, None)
+    second = next(shards, None) if first is not None else None
+    if first is None:
+        return
+    if workers <= 1 or second is None:
+        yield fn(*first)
+        for task in [second, *shards] if second is not None else []:
+            yield fn(*task)
+        return
+    yield from workers_mod.imap(fn, itertools.chain([first, second], shards), workers)
+
+
+def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
+    return df.select([pl.col(c).cast(t) for c, t in schema.items()])
 
 
 # ---- the shard functions: pure, whole documents in, rows out -------------------------------------
@@ -128,51 +233,69 @@ def _split_affordances(checked: pl.DataFrame, in_order: bool = False) -> tuple[p
 
 # ---- the stages --------------------------------------------------------------------------------
 
-def load_stage(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1, engine: str = "local"):
-    """(per-file status frame, pages frame) of every discovered file."""
-    if check_engine(engine) == "local":
-        return load_documents(files, root, p, workers=workers)
+def load_stage(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1,
+               engine: str = "local") -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """(per-file status rows, pages) of every discovered file, in batches: the loaded documents'
+    in doc_id order (pages sorted as they are stored), then the other files' statuses (errors,
+    unsupported types, duplicates) with no pages."""
     jobs, status_rows = plan_loads(files, p)
-    docs = _ray_map(jobs.sort("doc_id"), partial(_ray_load, root=str(root), p=p), rows_per_batch=8, workers=workers)
-    docs = docs.select([pl.col(c).cast(t) for c, t in LOADED_DOC.items()]) if docs.height else pl.DataFrame(schema=LOADED_DOC)
-    return split_loaded(docs, status_rows)
+    if check_engine(engine) == "local":
+        batches = load_batches(jobs, root, p, workers=workers)
+    else:
+        docs = _ray_map(jobs.sort("doc_id"), partial(_ray_load, root=str(root), p=p), rows_per_batch=8, workers=workers)
+        batches = [docs.select([pl.col(c).cast(t) for c, t in LOADED_DOC.items()]) if docs.height else pl.DataFrame(schema=LOADED_DOC)]
+    for docs in batches:
+        yield loaded_status(docs), docs_pages(docs)
+    yield status_frame(status_rows), pl.DataFrame(schema=PAGES)
 
 
-def fragment_stage(pages: pl.DataFrame, p: FragmentParams, workers: int = 1, engine: str = "local") -> pl.DataFrame:
-    """The fragments of every document (schema FRAGMENTS), sorted by document and offset."""
-    pages = _sorted(pages, ["doc_id", "char_start"])
+def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: int = 1,
+                   engine: str = "local") -> Iterator[pl.DataFrame]:
+    """The fragments of every document (schema FRAGMENTS), in batches sorted by document and
+    offset. `pages` arrive in batches sorted by doc_id (a stored artifact read batch by batch, or
+    one frame); locally only a few shards are held at a time."""
     if check_engine(engine) == "ray":
+        pages = _sorted(_whole(pages, PAGES), ["doc_id", "char_start"])
         nested = _nest(pages, "pages", ["page", "char_start", "text"])
         out = _ray_map(nested, partial(_ray_fragments, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
-        return _merge([out], FRAGMENT_KEYS, FRAGMENTS)
-    shards = [(_slice(pages, lo, hi),) for lo, hi in doc_ranges(pages)]
-    del pages  # the input is freed once the shards are done, before the outputs are merged
-    parts = _map_local(partial(fragment_shard, p=p), shards, workers)
-    del shards
-    return _merge(parts, FRAGMENT_KEYS, FRAGMENTS, in_order=True)
+        yield _merge([out], FRAGMENT_KEYS, FRAGMENTS)
+        return
+    n = 0
+    for n, part in enumerate(_map_local(partial(fragment_shard, p=p), ((sh,) for sh in doc_shards(pages)), workers), 1):
+        yield _conform(part, FRAGMENTS)  # shards hold ascending doc ranges, each sorted: the batches are in order
+    if not n:  # no document: one empty batch, so the table still exists with its schema
+        yield pl.DataFrame(schema=FRAGMENTS)
 
 
-def affordance_stage(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordanceParams, workers: int = 1,
-                     engine: str = "local") -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(verified affordances, rejected ones) of every document."""
-    pages = _sorted(pages, ["doc_id", "char_start"])
-    fragments = _sorted(fragments, FRAGMENT_KEYS)
+def affordance_stage(fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataFrame], p: AffordanceParams,
+                     workers: int = 1, engine: str = "local") -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """(verified affordances, rejected ones) of every document, in batches sorted by the keys;
+    both inputs arrive in batches sorted by doc_id and are read alongside, a shard at a time."""
     if check_engine(engine) == "ray":
+        pages = _sorted(_whole(pages, PAGES), ["doc_id", "char_start"])
+        fragments = _sorted(_whole(fragments, FRAGMENTS), FRAGMENT_KEYS)
         nested = _nest(pages, "pages", ["page", "char_start", "text"]).join(
             _nest(fragments, "fragments", [c for c in FRAGMENTS if c != "doc_id"]), on="doc_id", how="left", maintain_order="left")
         out = _ray_map(nested, partial(_ray_detect, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
-        return _split_affordances(out if out.height else detect_shard(fragments.clear(), pages.clear(), p))
-    shards = [(_slice(fragments, lo, hi), _slice(pages, lo, hi)) for lo, hi in doc_ranges(pages)]
-    del fragments, pages  # the inputs are freed once the shards are done, before the outputs are merged
-    parts = _map_local(partial(detect_shard, p=p), shards, workers)
-    del shards
-    kept, rejected = [], []
-    while parts:
-        k, r = _split_affordances(parts.pop(0), in_order=True)  # a shard's rows are sorted by the keys
-        kept.append(k)
-        rejected.append(r)
-    return (_merge(kept, AFFORDANCE_KEYS, affordances_mod.AFFORDANCES, in_order=True),
-            _merge(rejected, AFFORDANCE_KEYS, affordances_mod.REJECTED, in_order=True))
+        yield _split_affordances(out if out.height else detect_shard(fragments.clear(), pages.clear(), p))
+        return
+    cursor = DocCursor(fragments, FRAGMENTS)
+    tasks = ((cursor.through(sh["doc_id"][-1]), sh) for sh in doc_shards(pages))
+    n = 0
+    for n, part in enumerate(_map_local(partial(detect_shard, p=p), tasks, workers), 1):
+        yield _split_affordances(part, in_order=True)  # a shard's rows are sorted by the keys
+    if not n:
+        yield pl.DataFrame(schema=affordances_mod.AFFORDANCES), pl.DataFrame(schema=affordances_mod.REJECTED)
+
+
+def as_batches(frames: pl.DataFrame | Iterable[pl.DataFrame]) -> Iterable[pl.DataFrame]:
+    """One frame or an iterable of frames, as an iterable of frames."""
+    return [frames] if isinstance(frames, pl.DataFrame) else frames
+
+
+def _whole(batches: pl.DataFrame | Iterable[pl.DataFrame], schema: dict) -> pl.DataFrame:
+    parts = list(as_batches(batches))
+    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
 
 
 # ---- Ray ----------------------------------------------------------------------------------------

@@ -25,12 +25,14 @@ import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator, Union
 
 import polars as pl
 
 from .ids import canonical_json, content_id
 
 MANIFEST = "manifest.json"
+Tables = Union[dict[str, pl.DataFrame], Iterable[dict[str, pl.DataFrame]]]
 CRASH_ENV = "QSPACE_CRASH_AT"
 _crash_counts: dict[str, int] = {}
 
@@ -61,17 +63,94 @@ def artifact_id(stage: str, version: str, params_hash: str, inputs: list[str]) -
 
 HASH_ROWS = 65536  # rows serialised per step ...
 HASH_BYTES = 32_000_000  # ... and about this many bytes: bounded memory whatever the frame's size
+GROUP_ROWS = 65536  # a Parquet row group holds at most this many rows ...
+GROUP_BYTES = 16_000_000  # ... and about this many bytes of values, so a reader streams the file in small steps
+
+
+class FrameHasher:
+    """Content hash of a table that does not depend on Parquet encoding details, nor on how the
+    table was cut into batches: SHA-256 over the schema and the rows as JSON lines, serialised by
+    Polars in slices (a Python loop per row cost more than the stage that made the frame)."""
+
+    def __init__(self, schema: dict):
+        self._h = hashlib.sha256(canonical_json({"schema": {k: str(v) for k, v in schema.items()}}).encode("utf-8"))
+
+    def update(self, df: pl.DataFrame) -> None:
+        step = max(1, min(HASH_ROWS, int(df.height * HASH_BYTES / max(1, df.estimated_size()))))
+        for off in range(0, df.height, step):
+            self._h.update(df.slice(off, step).write_ndjson().encode("utf-8"))
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
 
 
 def frame_hash(df: pl.DataFrame) -> str:
-    """Content hash of a frame that does not depend on Parquet encoding details: SHA-256 over the
-    schema and the rows as JSON lines, serialised by Polars in slices (a Python loop per row cost
-    more than the stage that made the frame)."""
-    h = hashlib.sha256(canonical_json({"schema": {k: str(v) for k, v in df.schema.items()}}).encode("utf-8"))
-    step = max(1, min(HASH_ROWS, int(df.height * HASH_BYTES / max(1, df.estimated_size()))))
-    for off in range(0, df.height, step):
-        h.update(df.slice(off, step).write_ndjson().encode("utf-8"))
+    h = FrameHasher(df.schema)
+    h.update(df)
     return h.hexdigest()
+
+
+def _row_bytes(df: pl.DataFrame) -> pl.Series:
+    """About how many bytes each row holds (strings by length, anything else 8 per value): a
+    function of the row alone, so row-group cuts never depend on how the rows were batched."""
+    text = [pl.col(c).str.len_bytes().fill_null(0).cast(pl.Int64) for c, t in df.schema.items() if t == pl.String]
+    other = 8 * sum(t != pl.String for t in df.schema.values())
+    return df.select(pl.sum_horizontal(pl.repeat(other, pl.len(), dtype=pl.Int64), *text)).to_series()
+
+
+class TableWriter:
+    """One Parquet table written batch by batch: rows are buffered and cut into row groups of at
+    most GROUP_ROWS rows and about GROUP_BYTES bytes, decided by the rows alone. The same rows give
+    the same file however the producer batched them (one frame, shards, Ray batches), and memory
+    holds about one row group, not the table."""
+
+    def __init__(self, path: Path):
+        self.path, self.rows, self._writer, self._hasher, self._schema = path, 0, None, None, None
+        self._buf: list[pl.DataFrame] = []
+        self._buf_rows = self._buf_bytes = 0
+
+    def write(self, df: pl.DataFrame) -> None:
+        if self._schema is None:
+            self._schema, self._hasher = df.schema, FrameHasher(df.schema)
+        elif df.schema != self._schema:
+            raise ValueError(f"{self.path.name}: a batch's schema {dict(df.schema)} differs from the first batch's {dict(self._schema)}")
+        self._hasher.update(df)
+        self.rows += df.height
+        sizes = _row_bytes(df).cum_sum() + self._buf_bytes
+        start = 0
+        while start < df.height:
+            rows_left = GROUP_ROWS - self._buf_rows
+            # the first row at which the open group reaches its size; the group ends with that row
+            full = int(sizes.slice(start).search_sorted(GROUP_BYTES, side="left")) + start
+            end = min(df.height, start + rows_left, full + 1)
+            self._buf.append(df.slice(start, end - start))
+            self._buf_rows += end - start
+            self._buf_bytes = int(sizes[end - 1])
+            if self._buf_rows >= GROUP_ROWS or self._buf_bytes >= GROUP_BYTES:
+                self._flush()
+                sizes = sizes - sizes[end - 1]
+            start = end
+
+    def _flush(self) -> None:
+        import pyarrow.parquet as pq
+
+        group = pl.concat(self._buf, rechunk=True) if len(self._buf) > 1 else self._buf[0].rechunk()
+        table = group.to_arrow()
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, table.schema, compression="zstd", write_statistics=False)
+        self._writer.write_table(table, row_group_size=max(1, group.height))
+        self._buf, self._buf_rows, self._buf_bytes = [], 0, 0
+
+    def close(self, schema: dict | None = None) -> dict:
+        """Finish the file; `schema` names the columns of a table that got no batch at all."""
+        if self._schema is None:
+            self.write(pl.DataFrame(schema=schema or {}))
+        if self._buf_rows or self._writer is None:
+            self._buf = self._buf or [pl.DataFrame(schema=self._schema)]
+            self._flush()
+        self._writer.close()
+        return {"rows": self.rows, "content_hash": self._hasher.hexdigest(),
+                "columns": {k: str(v) for k, v in self._schema.items()}}
 
 
 @dataclass(frozen=True)
@@ -90,6 +169,20 @@ class Artifact:
     def read(self, table: str | None = None) -> pl.DataFrame:
         return pl.read_parquet(self.path / f"{table or self.stage}.parquet")
 
+    def batches(self, table: str | None = None) -> Iterator[pl.DataFrame]:
+        """The table's rows in order, one Parquet row group (about GROUP_BYTES) at a time, so a
+        stage can stream a table of any size. Read by Polars with a slice per group: pyarrow's
+        own reader held twice as much memory."""
+        import pyarrow.parquet as pq
+
+        path = self.path / f"{table or self.stage}.parquet"
+        meta = pq.ParquetFile(path).metadata
+        start = 0
+        for i in range(meta.num_row_groups):
+            n = meta.row_group(i).num_rows
+            yield pl.scan_parquet(path).slice(start, n).collect()
+            start += n
+
     @property
     def tables(self) -> list[str]:
         return list(self.manifest["tables"])
@@ -106,7 +199,10 @@ class Store:
         d = self._dir(stage, aid)
         return Artifact(stage, aid, d) if (d / MANIFEST).is_file() else None
 
-    def put(self, stage: str, aid: str, tables: dict[str, pl.DataFrame], manifest: dict) -> Artifact:
+    def put(self, stage: str, aid: str, tables: Tables, manifest: dict) -> Artifact:
+        """Publish an artifact. `tables` is {name: frame}, or an iterable of such dicts that
+        arrive batch by batch (a stage streaming its shards): each table is then written as its
+        batches come, never held whole."""
         final = self._dir(stage, aid)
         if (final / MANIFEST).is_file():
             return Artifact(stage, aid, final)
@@ -115,12 +211,7 @@ class Store:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         _crash_point(stage, "tmp_created")
-        info = {}
-        for name, df in sorted(tables.items()):
-            df.write_parquet(tmp / f"{name}.parquet", compression="zstd", statistics=False)
-            info[name] = {"rows": df.height, "content_hash": frame_hash(df),
-                          "columns": {k: str(v) for k, v in df.schema.items()}}
-            _crash_point(stage, "table_written")
+        info = _write_tables(tmp, tables, stage)
         full = {"artifact_id": aid, "stage": stage, **manifest, "tables": info}
         (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         _crash_point(stage, "manifest_written")
@@ -157,6 +248,24 @@ class Store:
                 if (d / MANIFEST).is_file():
                     out.append(Artifact(s, d.name, d))
         return out
+
+
+def _write_tables(folder: Path, tables: Tables, stage: str) -> dict:
+    """Write every table to folder/<name>.parquet; returns the manifest's per-table info. Every
+    batch names the same tables (a table missing from a batch would silently lose rows)."""
+    writers: dict[str, TableWriter] = {}
+    for batch in [tables] if isinstance(tables, dict) else tables:
+        if not writers:
+            writers = {name: TableWriter(folder / f"{name}.parquet") for name in sorted(batch)}
+        if set(batch) != set(writers):
+            raise ValueError(f"{stage}: a batch holds tables {sorted(batch)}, the first held {sorted(writers)}")
+        for name, df in batch.items():
+            writers[name].write(df)
+    info = {}
+    for name, w in sorted(writers.items()):
+        info[name] = w.close()
+        _crash_point(stage, "table_written")
+    return info
 
 
 def _alive(pid: int) -> bool:

@@ -17,7 +17,7 @@ from qspace_frames.evaluation import (
     prefix_chars, read_gold, recall_column, resolve_gold, silver_gold,
 )
 from qspace_frames.fragments import fragments
-from qspace_frames.inventory import discover, inventory
+from qspace_frames.inventory import discover, domain_hints, inventory
 from qspace_frames.loaders import load_file
 from qspace_frames.pages import document_text, load_documents
 from qspace_frames.params import AffordanceParams, CorpusParams, FragmentParams
@@ -36,7 +36,7 @@ def build(root: Path, limit: int | None = None) -> dict[str, pl.DataFrame]:
     if limit:
         files = files.head(limit)
     loaded, pages = load_documents(files, root, cp)
-    inv = inventory(files.lazy(), loaded.lazy(), pages.lazy(), cp).collect()
+    inv = inventory(files.lazy(), loaded.lazy(), domain_hints(pages.lazy(), cp), cp).collect()
     docs = document_text(pages.lazy()).collect()
     fr = fragments(pages.lazy(), FragmentParams()).collect()
     return {"inventory": inv, "docs": docs, "fragments": fr}

@@ -1,0 +1,57 @@
+"""One process pool per `workers` count, kept for the life of the process.
+
+The per-document stages (load, fragment, detect) each used to start their own pool; a spawned
+worker pays about a second to import Polars, tiktoken and the package, three times a run. The
+pool is spawned, not forked: forking a process whose Polars thread pool is running can deadlock.
+"""
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+_pools: dict[int, ProcessPoolExecutor] = {}
+
+
+def _warm() -> None:
+    """Import what every task needs once per worker, while the parent is still preparing work."""
+    from . import affordances, fragments, loaders  # noqa: F401
+
+
+def pool(workers: int) -> ProcessPoolExecutor:
+    ex = _pools.get(workers)
+    if ex is None or getattr(ex, "_broken", False):
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_warm)
+        _pools[workers] = ex
+    return ex
+
+
+def shutdown() -> None:
+    while _pools:
+        _pools.popitem()[1].shutdown(cancel_futures=True)
+
+
+def imap(fn, tasks, workers: int, ahead: int | None = None):
+    """`fn(*task)` for each task tuple, in the pool, results yielded in task order. At most `ahead`
+    tasks (default 2 per worker) are in flight, so a lazy `tasks` iterator is read only as fast as
+    the results are consumed: inputs and outputs held at once stay bounded by a few shards."""
+    from collections import deque
+
+    ex, pending = pool(workers), deque()
+    try:
+        for task in tasks:
+            pending.append(ex.submit(fn, *task))
+            if len(pending) >= (ahead or 2 * workers):
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    except BrokenProcessPool:
+        _pools.pop(workers, None)  # a crashed worker must not fail every later stage of the process
+        raise
+    finally:
+        for f in pending:
+            f.cancel()
+
+
+atexit.register(shutdown)

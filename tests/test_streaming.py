@@ -1,0 +1,111 @@
+"""Streaming machinery: tables written batch by batch, shards cut from batches, the external sort.
+
+A stage that streams must give the same artifact as one that returns whole frames, whatever the
+batch boundaries: these tests cut real rows (the sample corpus's pages and fragments) at many
+different places and check bytes, hashes, order and coverage.
+"""
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+
+from qspace_frames import store as store_mod
+from qspace_frames.fragments import fragments
+from qspace_frames.inventory import discover
+from qspace_frames.pages import load_documents
+from qspace_frames.params import CorpusParams, FragmentParams
+from qspace_frames.shards import SortSpill, doc_shards, key_shards
+from qspace_frames.store import Store, TableWriter, frame_hash
+
+from conftest import ROOT
+
+SAMPLE = ROOT / "sample_corpus"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    _, pages = load_documents(discover(SAMPLE, CorpusParams()), SAMPLE, CorpusParams())
+    return pages, fragments(pages.lazy(), FragmentParams()).collect()
+
+
+def cuts(df: pl.DataFrame, seed: int, n: int) -> list[pl.DataFrame]:
+    """df cut into n + 1 batches at random rows (some empty)."""
+    rng = random.Random(seed)
+    at = sorted(rng.randint(0, df.height) for _ in range(n))
+    return [df.slice(a, b - a) for a, b in zip([0, *at], [*at, df.height])]
+
+
+def test_a_table_written_in_any_batches_has_the_same_bytes_and_hash(tmp_path, sample, monkeypatch):
+    _, fr = sample
+    monkeypatch.setattr(store_mod, "GROUP_ROWS", 97)  # many row groups, cut across batch edges
+    monkeypatch.setattr(store_mod, "GROUP_BYTES", 20_000)
+    files = []
+    for i, batches in enumerate([[fr], cuts(fr, 1, 5), cuts(fr, 2, 40), [fr.slice(k, 1) for k in range(fr.height)]]):
+        w = TableWriter(tmp_path / f"t{i}.parquet")
+        for b in batches:
+            w.write(b)
+        info = w.close()
+        assert info["rows"] == fr.height and info["content_hash"] == frame_hash(fr)
+        files.append((tmp_path / f"t{i}.parquet").read_bytes())
+    assert len(set(files)) == 1
+    back = pl.read_parquet(tmp_path / "t0.parquet")
+    assert back.equals(fr)
+    import pyarrow.parquet as pq
+
+    groups = pq.ParquetFile(tmp_path / "t0.parquet")
+    sizes = [groups.metadata.row_group(i).num_rows for i in range(groups.num_row_groups)]
+    assert sum(sizes) == fr.height and max(sizes) <= 97 and len(sizes) > fr.height // 97
+
+
+def test_streamed_artifact_reads_back_batch_by_batch(tmp_path, sample, monkeypatch):
+    pages, fr = sample
+    monkeypatch.setattr(store_mod, "GROUP_ROWS", 50)
+    st = Store(tmp_path)
+    art = st.put("s", "art_1", ({"fragments": b, "pages": pages.clear()} for b in cuts(fr, 3, 7)), {})
+    assert art.manifest["tables"]["fragments"]["rows"] == fr.height
+    assert art.manifest["tables"]["pages"]["rows"] == 0 and art.read("pages").schema == pages.schema
+    got = list(art.batches("fragments"))
+    assert len(got) > 1 and pl.concat(got).equals(fr)
+
+
+def test_a_batch_that_changes_schema_or_tables_is_refused(tmp_path, sample):
+    _, fr = sample
+    with pytest.raises(ValueError, match="schema"):
+        Store(tmp_path).put("s", "art_1", [{"t": fr}, {"t": fr.drop("text")}], {})
+    with pytest.raises(ValueError, match="tables"):
+        Store(tmp_path).put("s", "art_2", [{"t": fr, "u": fr}, {"t": fr}], {})
+    assert not (tmp_path / "s" / "art_1").exists() and not (tmp_path / "s" / "art_2").exists()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_doc_shards_keep_documents_whole_and_in_order(sample, seed):
+    pages, _ = sample
+    shards = list(doc_shards(cuts(pages, seed, 6), max_docs=1 + seed, max_chars=2_000 * (1 + seed)))
+    assert pl.concat(shards).equals(pages)
+    docs = [set(s["doc_id"]) for s in shards]
+    assert all(not (a & b) for i, a in enumerate(docs) for b in docs[i + 1:])  # no document in two shards
+    assert all(len(d) <= 1 + seed for d in docs)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("key", ["doc_id", "fragment_id"])
+def test_key_shards_never_split_a_key(sample, seed, key):
+    _, fr = sample
+    rows = fr.sort(key, maintain_order=True)
+    shards = list(key_shards(cuts(rows, seed, 8), key, rows=3 + 10 * seed))
+    assert pl.concat(shards).equals(rows)
+    keys = [set(s[key]) for s in shards]
+    assert all(not (a & b) for i, a in enumerate(keys) for b in keys[i + 1:])
+    if key == "fragment_id":  # one row per key: every shard is at most `rows` long
+        assert all(s.height <= 3 + 10 * seed for s in shards)
+
+
+def test_sort_spill_gives_the_order_of_one_sort(sample):
+    _, fr = sample
+    spill = SortSpill("fragment_id", ["fragment_id"], skip=len("frag_"))
+    for b in cuts(fr.sample(fraction=1.0, shuffle=True, seed=7), 4, 9):
+        spill.add(b)
+    got = list(spill.sorted())
+    assert len(got) > 1 and pl.concat(got).equals(fr.sort("fragment_id"))
