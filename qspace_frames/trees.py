@@ -95,7 +95,8 @@ def _leaves(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame
 
 
 def _grouping(leaves: pl.LazyFrame, codemand: pl.LazyFrame, p: TreeParams) -> pl.LazyFrame:
-    """For each candidate, each leaf's group path: up to two (key, label, sort) levels, and its own sort."""
+    """For each candidate, each leaf's group path: up to two (key, label, sort) levels, and its own sort.
+    A level's label and sort are functions of its key (every leaf of a group carries the same ones)."""
     role_demand = codemand.filter(pl.col("role_a") == pl.col("role_b")).select(pl.col("role_a").alias("role"), pl.col("S").alias("role_demand"))
     lv = leaves.join(role_demand, on="role", how="left").with_columns(pl.col("role_demand").fill_null(0.0))
     none_s, none_f = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Float64)
@@ -156,7 +157,7 @@ def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, cla
     )
     g = _grouping(lv.lazy(), codemand, p).collect().join(trees.select("fragment_id", "candidate", "tree_id", "_tn"), on=["fragment_id", "candidate"])
     common = ["tree_id", "_tn", "fragment_id", "doc_id", "candidate"]
-    null_s, null_f = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Float64)
+    null_s = pl.lit(None, dtype=pl.String)
     k1 = pl.lit("g1:") + pl.col("g1_key")
     k2 = k1 + pl.lit("/g2:") + pl.col("g2_key")
     leaf = [pl.col("leaf_sort"), pl.lit("leaf:") + pl.col("evidence_id")]
