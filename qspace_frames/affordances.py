@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 import polars as pl
@@ -283,6 +284,13 @@ def _matching(sents: pl.LazyFrame, *patterns: str) -> pl.LazyFrame:
     return sents.drop("_ok")
 
 
+@cache
+def _extract_groups(regex: str, where: str) -> pl.Expr:
+    """The regex's groups in the sentences where column `where` holds. Built once per process:
+    Polars compiles the regex as the expression is built (to name its groups), for every shard."""
+    return pl.when(where).then(_only(pl.col(where), pl.col("sentence")).str.extract_groups(regex))
+
+
 def _find_slot(lf: pl.LazyFrame, slot: Slot) -> pl.LazyFrame:
     """Value and in-sentence offset of a slot: the first of its patterns that matches.
 
@@ -292,10 +300,7 @@ def _find_slot(lf: pl.LazyFrame, slot: Slot) -> pl.LazyFrame:
     text = pl.col("sentence")
     groups = [f"_{slot.name}_{i}" for i in range(len(slot.patterns))]
     lf = lf.with_columns((text.str.contains(p.screen) if p.screen else pl.lit(True)).alias(f"{g}_ok") for p, g in zip(slot.patterns, groups))
-    lf = lf.with_columns(
-        pl.when(f"{g}_ok").then(_only(pl.col(f"{g}_ok"), text).str.extract_groups(p.regex)).alias(g)
-        for p, g in zip(slot.patterns, groups)
-    )
+    lf = lf.with_columns(_extract_groups(p.regex, f"{g}_ok").alias(g) for p, g in zip(slot.patterns, groups))
     values = [pl.col(g).struct.field("2") for g in groups]
     starts = [pl.col(g).struct.field("1").str.len_chars() for g in groups]
     return lf.with_columns(
