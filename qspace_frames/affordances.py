@@ -564,6 +564,7 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
             pl.col("roles").list.eval(pl.element().struct.field("value")).alias("_vv"),
         )
     )
+    # each value against the document text: explode, compare, re-aggregate per affordance
     values_ok = (
         checked.select("affordance_id", "doc_text", "_sd", "span_start", "span_end", "_vs", "_ve", "_vv")
         .explode(["_vs", "_ve", "_vv"])
