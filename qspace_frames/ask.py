@@ -34,19 +34,38 @@ CONTEXT = pl.concat_str([pl.col("heading_path").list.join(" "), pl.col("document
 SEARCH = pl.concat_str([pl.col("text"), CONTEXT], separator=" ")
 
 
-def _units(wb) -> pl.DataFrame:
-    """Every sentence of the corpus with its fragment's context and its document path."""
-    fr = wb.scan("fragments").select("fragment_id", "doc_id", "heading_path", "page", "kind", "char_start", "char_end", "text")
-    inv = wb.scan("corpus", "inventory").select("doc_id", pl.col("path").alias("document")).collect()
-    s = all_sentences(fr, wb.params.affordances).collect()
+def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
+    """The sentences of fragments with their fragment's context and document path, in document order."""
+    s = all_sentences(fr, ap).collect()
     return (
         s.join(fr.select("fragment_id", "page", "kind").collect(), on="fragment_id")
         .join(inv, on="doc_id")
         .select("doc_id", "document", "fragment_id", "page", "kind", "heading_path",
                 pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
         .sort("doc_id", "char_start")
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
     )
+
+
+UNIT_COLUMNS = ["fragment_id", "doc_id", "heading_path", "page", "kind", "char_start", "char_end", "text"]
+UNIT_SHARD_ROWS = 100_000  # fragments turned into sentence units per step by `_unit_batches`
+
+
+def _units(wb) -> pl.DataFrame:
+    """Every sentence of the corpus with its fragment's context and its document path."""
+    return pl.concat(list(_unit_batches(wb)))
+
+
+def _unit_batches(wb):
+    """`_units` in batches of whole documents, numbered (`chunk`) across the batches: a stage can
+    count the whole corpus's terms without holding every sentence."""
+    from .shards import key_shards
+
+    inv = wb.scan("corpus", "inventory").select("doc_id", pl.col("path").alias("document")).collect()
+    off = 0
+    for fr in key_shards(wb.artifact("fragments").batches(columns=UNIT_COLUMNS), "doc_id", UNIT_SHARD_ROWS):
+        u = _sentence_units(fr.lazy(), inv, wb.params.affordances)
+        yield u.with_columns(pl.int_range(off, off + u.height, dtype=pl.Int64).alias("chunk"))
+        off += u.height
 
 
 def _leaf_intents(wb) -> pl.DataFrame:
@@ -223,25 +242,33 @@ def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFra
     return dl, tf
 
 
-def _search_scores(queries: pl.DataFrame, units: pl.DataFrame, p: EvalParams) -> pl.LazyFrame:
-    """`bm25_scores` of the queries over the units' search text, without building it (`_search_terms`)."""
+def _search_scores(queries: pl.DataFrame, units, p: EvalParams, keep: pl.DataFrame | None = None) -> tuple[pl.LazyFrame, pl.DataFrame]:
+    """`bm25_scores` of the queries over the units' search text, without building it (`_search_terms`).
+    `units` is one frame or batches of them: each batch is reduced to its term counts as it comes,
+    and only the units of the `keep` documents (default: all) are returned whole with the scores."""
     q_terms = query_terms(queries)
-    keys = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "doc_id", "chunk")
-    dl, tf = _search_terms(units, q_terms.select("term").unique())
-    scores, _ = bm25_counted(queries, q_terms, [(keys, dl, tf, units.clear())], p)
-    return scores
+    wanted = q_terms.select("term").unique()
+    parts, off = [], 0
+    for u in [units] if isinstance(units, pl.DataFrame) else units:
+        dl, tf = _search_terms(u, wanted)
+        keys = u.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "doc_id", "chunk")
+        parts.append([x.with_columns(pl.col("_u") + off) for x in (keys, dl, tf)] + [u if keep is None else u.join(keep, on="doc_id", how="semi")])
+        off += u.height
+    return bm25_counted(queries, q_terms, parts, p)
 
 
-def rank_candidates(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, p: EvalParams,
+def rank_candidates(parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalParams,
                     docs: pl.DataFrame | None = None, dictionary: Dictionary | None = None) -> pl.DataFrame:
     """Every sentence that shares a word with the question, best first, within the scope filters.
 
     `docs` (query_id, doc_id) restricts a question to given documents (the evaluation harness
     scopes a gold question to its document); by default a question searches the whole corpus.
+    `units` is a frame, or (with `docs`) batches of frames read once (`_unit_batches`).
     """
     queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
-    scored = _search_scores(queries, units, p).collect()
+    scored, units = _search_scores(queries, units, p, keep=None if docs is None else docs.select("doc_id").unique())
+    scored = scored.collect()
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
     boost = (
         intents.join(leaves, on="intent").join(units.select("chunk", "fragment_id", "char_start"), on=["fragment_id", "char_start"])
@@ -395,7 +422,7 @@ def ask_strategy(gold, wb, p: EvalParams) -> pl.DataFrame:
         return pl.DataFrame(schema=RETRIEVALS)
     dictionary = load_dictionary(wb.root / "params" / "dictionary")
     parsed = parse_questions(pl.DataFrame({"id": q["query_id"], "question": q["question"]}), dictionary)
-    ranked = rank_candidates(parsed, _units(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
+    ranked = rank_candidates(parsed, _unit_batches(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
     # exact token counts only as far down each ranking as a reader can load
     ranked = count_ranked(ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id"), "text", p).with_columns(
         pl.lit(1, dtype=pl.Int64).alias("path_length"))

@@ -407,11 +407,12 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
 
     IDF is computed over all chunks of all documents in `docs`. Each chunk is one node examined:
     nodes_visited = rank, path_length = 1 (a flat list). The corpus is chunked a batch of
-    documents at a time; only the questions' own documents' chunks are kept whole.
+    documents at a time; only the questions' own documents' chunks are kept whole. `docs` is a
+    frame, or batches of (doc_id, doc_text) frames read once.
     """
     q = _queries(gold).collect()
-    d = _lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
-    scores, ch = bm25_batched(q, _chunk_batches(d, p), p)
+    batches = [_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
+    scores, ch = bm25_batched(q, (c for d in batches for c in _chunk_batches(d, p)), p)
     ordered = (
         scores
         .join(ch.lazy(), on=["doc_id", "chunk"])

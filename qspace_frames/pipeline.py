@@ -14,7 +14,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import polars as pl
 
@@ -99,9 +99,22 @@ def _affordances_stage(wb: "Workbench"):
         yield {"affordances": kept, "rejected": rejected}
 
 
-def _prototypes_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    protos, edges = prototypes_mod.prototypes(wb.scan("affordances"))
-    return {"prototypes": protos.collect(), "fragment_question_edges": edges.collect()}
+def _prototypes_stage(wb: "Workbench"):
+    """Prototypes and edges, streamed over shards of whole documents: each shard's prototype
+    parts are kept (a few rows per prototype) and combined at the end; its edges, which belong to
+    one fragment each, go through an external sort by fragment id."""
+    cols = ["affordance_id", "fragment_id", "doc_id", "prototype_id", "intent", "support", "slot_signature",
+            "role_signature", "question", "confidence", "span", "span_start", "span_end"]
+    spill = shards_mod.SortSpill("fragment_id", ["fragment_id", "prototype_id"], skip=len("frag_"))
+    parts = []
+    for aff in _affordance_shards(wb, cols):
+        parts.append(prototypes_mod.prototype_parts(aff.lazy()).collect())
+        spill.add(prototypes_mod.edges(aff.lazy()).collect())
+    aff = wb.scan("affordances").select(cols).clear()
+    protos = prototypes_mod.combine_parts(pl.concat(parts).lazy() if parts else prototypes_mod.prototype_parts(aff)).collect()
+    yield {"prototypes": protos, "fragment_question_edges": prototypes_mod.edges(aff).collect()}
+    for edges in spill.sorted():
+        yield {"prototypes": protos.clear(), "fragment_question_edges": edges}
 
 
 def _classes_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -118,10 +131,27 @@ def _proximity_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     return {"proximity": prox.collect()}
 
 
-def _evidence_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    ev = evidence_mod.evidence(wb.scan("affordances"), wb.params.evidence)
-    cd = evidence_mod.codemand(wb.scan("prototypes"), wb.scan("density"))
-    return {"evidence": ev.collect(), "codemand": cd.collect()}
+AFFORDANCE_SHARD_ROWS = 200_000  # affordances read per shard by the stages that stream them
+
+
+def _affordance_shards(wb: "Workbench", columns: list[str]) -> Iterator[pl.DataFrame]:
+    """The stored affordances (in document order) in shards of whole documents: a fragment's
+    rows, and so every per-fragment group, are never split."""
+    return shards_mod.key_shards(wb.artifact("affordances").batches(columns=columns), "doc_id", AFFORDANCE_SHARD_ROWS)
+
+
+def _evidence_stage(wb: "Workbench"):
+    """Evidence units, streamed: a unit belongs to one fragment, so shards of whole documents give
+    every unit; they are ordered by fragment id (a hash) through an external sort."""
+    spill = shards_mod.SortSpill("fragment_id", ["fragment_id", "value_start", "role", "value_end", "value"], skip=len("frag_"))
+    cols = ["affordance_id", "fragment_id", "doc_id", "prototype_id", "confidence", "span", "span_start", "span_end", "roles", "support"]
+    for aff in _affordance_shards(wb, cols):
+        spill.add(evidence_mod.evidence(aff.lazy(), wb.params.evidence).collect())
+    codemand = evidence_mod.codemand(wb.scan("prototypes"), wb.scan("density")).collect()
+    empty = evidence_mod.evidence(wb.scan("affordances").clear(), wb.params.evidence).collect()
+    yield {"evidence": empty, "codemand": codemand}
+    for ev in spill.sorted():
+        yield {"evidence": ev, "codemand": codemand.clear()}
 
 
 def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -132,7 +162,7 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     return {"graph_nodes": nodes, "graph_edges": edges}
 
 
-TREE_SHARD_UNITS = 100_000  # evidence units compiled per shard: memory bounded whatever the corpus size
+TREE_SHARD_UNITS = 25_000  # evidence units compiled per shard: memory bounded whatever the corpus size
 
 
 def _trees_stage(wb: "Workbench"):
@@ -177,18 +207,23 @@ def _simulation_stage(wb: "Workbench"):
 
 
 def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
+    """Every strategy on the gold questions. The corpus is read in batches (its text for the BM25
+    chunks, its fragments and sentences for the Qspace and ask rankings): corpus-wide statistics
+    are counted batch by batch, and only the questions' own documents are kept whole."""
     p = wb.params.evaluation
     inv = wb.read("corpus", "inventory")
-    docs = document_text(wb.scan("corpus", "pages")).collect()
     if wb.gold_file:
         gold = evaluation_mod.read_gold(wb.gold_file)
     else:  # silver questions from validated affordances
         gold = evaluation_mod.silver_gold(wb.scan("affordances"), inv, max_per_intent=p.silver_max_per_intent)
+    gold_docs = inv.join(gold.select(pl.col("document").alias("path")).unique(), on="path", how="semi").select("doc_id")
+    docs = document_text(wb.scan("corpus", "pages").join(gold_docs.lazy(), on="doc_id", how="semi")).collect()
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
-    fr = wb.scan("fragments")  # each strategy reads the columns and documents it needs
+    corpus_text = (document_text(pages.lazy()).collect() for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages")))
+    fr = wb.scan("fragments")  # the baselines read the columns and documents they need
     runs = [
-        baselines_mod.run_baselines(resolved, docs, fr, p),
-        retrieval_mod.qspace(resolved, fr, wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+        baselines_mod.run_baselines(resolved, corpus_text, fr, p),
+        retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
                              wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances),
         ask_mod.ask_strategy(resolved, wb, p),
     ]

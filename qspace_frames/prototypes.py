@@ -8,10 +8,11 @@ documents that support it.
 """
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from .affordances import DETECTORS
-from .exprs import exact_mean
 
 # The evidence role that *is* the answer of each intent; the other roles are the question's givens.
 ANSWER_ROLE = {
@@ -81,20 +82,45 @@ def _names(protos: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def prototypes(aff: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Affordances in; (prototypes, fragment_question_edges) out."""
-    ranked = aff.sort(["confidence", "question", "affordance_id"], descending=[True, False, False])
+RANK = {"by": ["confidence", "question", "affordance_id"], "descending": [True, False, False]}  # a prototype's affordances, best first
+
+
+def prototype_parts(aff: pl.LazyFrame) -> pl.LazyFrame:
+    """What a shard of affordances says about each prototype, in a form `combine_parts` merges
+    exactly: the best-ranked affordance, the first N_EXAMPLES distinct questions with their rank
+    keys, the fragment and document ids, the counts and every confidence (an exact mean needs
+    them all). Shards of any size give the same prototypes as one pass over the corpus."""
+    key = pl.struct("confidence", "question", "affordance_id")
+    return aff.sort(**RANK).group_by("prototype_id").agg(
+        pl.col("intent", "support", "slot_signature", "role_signature").first(),
+        key.first().alias("_best"),
+        key.filter(pl.col("question").is_first_distinct()).head(N_EXAMPLES).alias("_examples"),
+        pl.col("fragment_id").unique().alias("fragment_ids"),
+        pl.col("doc_id").unique().alias("doc_ids"),
+        pl.len().cast(pl.Int64).alias("n_affordances"),
+        (pl.col("support") == "direct").sum().cast(pl.Int64).alias("n_direct"),
+        (pl.col("support") == "partial").sum().cast(pl.Int64).alias("n_partial"),
+        pl.col("confidence").alias("_confidences"),
+    )
+
+
+def combine_parts(parts: pl.LazyFrame) -> pl.LazyFrame:
+    """The prototypes (schema PROTOTYPES) from the `prototype_parts` of every shard. The first
+    affordance overall is the best of the shards' firsts, and a question among the first N distinct
+    overall is among the first N of the shard holding its best-ranked affordance."""
+    best = parts.unnest("_best").sort(**RANK).group_by("prototype_id").agg(pl.col("intent", "support", "slot_signature", "role_signature").first())
+    examples = (
+        parts.select("prototype_id", "_examples").explode("_examples").drop_nulls("_examples").unnest("_examples").sort(**RANK)
+        .group_by("prototype_id").agg(pl.col("question").unique(maintain_order=True).head(N_EXAMPLES).alias("example_questions"))
+    )
+    totals = parts.group_by("prototype_id").agg(
+        pl.col("fragment_ids").list.explode(keep_nulls=False, empty_as_null=False).unique().sort(),
+        pl.col("doc_ids").list.explode(keep_nulls=False, empty_as_null=False).unique().sort(),
+        pl.col("n_affordances", "n_direct", "n_partial").sum(),
+        pl.col("_confidences").list.explode(keep_nulls=False, empty_as_null=False).alias("confidence"),
+    ).with_columns(pl.col("confidence").map_elements(lambda xs: math.fsum(xs) / len(xs), return_dtype=pl.Float64).alias("mean_confidence"))
     protos = (
-        ranked.group_by("prototype_id").agg(
-            pl.col("intent", "support", "slot_signature", "role_signature").first(),
-            pl.col("question").unique(maintain_order=True).head(N_EXAMPLES).alias("example_questions"),
-            pl.col("fragment_id").unique().sort().alias("fragment_ids"),
-            pl.col("doc_id").unique().sort().alias("doc_ids"),
-            pl.len().cast(pl.Int64).alias("n_affordances"),
-            (pl.col("support") == "direct").sum().cast(pl.Int64).alias("n_direct"),
-            (pl.col("support") == "partial").sum().cast(pl.Int64).alias("n_partial"),
-            exact_mean("confidence").alias("mean_confidence"),
-        )
+        best.join(examples, on="prototype_id", how="left").join(totals, on="prototype_id")
         .with_columns(
             pl.col("fragment_ids").list.len().cast(pl.Int64).alias("n_fragments"),
             pl.col("doc_ids").list.len().cast(pl.Int64).alias("n_docs"),
@@ -102,9 +128,14 @@ def prototypes(aff: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
             pl.col("intent").replace_strict(_TYPE, default="text", return_dtype=pl.String).alias("answer_type"),
         )
     )
-    protos = _names(protos).select([pl.col(c).cast(t) for c, t in PROTOTYPES.items()]).sort("prototype_id")
-    edges = (
-        ranked.sort(["confidence", "span_start", "affordance_id"], descending=[True, False, False])
+    return _names(protos).select([pl.col(c).cast(t) for c, t in PROTOTYPES.items()]).sort("prototype_id")
+
+
+def edges(aff: pl.LazyFrame) -> pl.LazyFrame:
+    """Fragment-question edges (schema EDGES), sorted by fragment and prototype. An edge is made
+    from one fragment's affordances only, so shards of whole documents give the same edges."""
+    return (
+        aff.sort(["confidence", "span_start", "affordance_id"], descending=[True, False, False])
         .group_by(["fragment_id", "prototype_id"]).agg(
             pl.col("doc_id").first(),
             pl.when((pl.col("support") == "direct").any()).then(pl.lit("direct")).otherwise(pl.lit("partial")).first().alias("support"),
@@ -114,4 +145,9 @@ def prototypes(aff: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         .select([pl.col(c).cast(t) for c, t in EDGES.items()])
         .sort(["fragment_id", "prototype_id"])
     )
-    return protos, edges
+
+
+def prototypes(aff: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Affordances in; (prototypes, fragment_question_edges) out, in one pass (the pipeline
+    streams shards through `prototype_parts` and `edges` instead)."""
+    return combine_parts(prototype_parts(aff)), edges(aff)

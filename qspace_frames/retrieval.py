@@ -64,9 +64,13 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     ap = ap or AffordanceParams()
     # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder);
     # the corpus is read a slice of fragments at a time, and only the questions' own documents are kept whole
-    frags = _lazy(fragments).select("doc_id", "fragment_id", "kind", "heading_path", "char_start", "char_end", "text").collect()
+    cols = ["doc_id", "fragment_id", "kind", "heading_path", "char_start", "char_end", "text"]
 
-    def slices():
+    def slices():  # `fragments`: a frame, or batches of them in the stored order (read once)
+        if not isinstance(fragments, (pl.DataFrame, pl.LazyFrame)):
+            yield from (f.select(cols) for f in fragments)
+            return
+        frags = _lazy(fragments).select(cols).collect()
         for off in range(0, max(frags.height, 1), FRAGMENT_SLICE):
             yield frags.slice(off, FRAGMENT_SLICE)
 
@@ -91,7 +95,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     s_score = s_score.rename({"score": "s_bm25"})
     sents = sents.lazy()
     f_score, frag_units = bm25_counted(q, q_terms, frag_parts, p)
-    del frags, sent_parts, frag_parts
+    del sent_parts, frag_parts
     f_score = (
         f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk")
         .select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))

@@ -169,7 +169,7 @@ class Artifact:
     def read(self, table: str | None = None) -> pl.DataFrame:
         return pl.read_parquet(self.path / f"{table or self.stage}.parquet")
 
-    def batches(self, table: str | None = None) -> Iterator[pl.DataFrame]:
+    def batches(self, table: str | None = None, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
         """The table's rows in order, one Parquet row group (about GROUP_BYTES) at a time, so a
         stage can stream a table of any size. Read by Polars with a slice per group: pyarrow's
         own reader held twice as much memory."""
@@ -180,7 +180,8 @@ class Artifact:
         start = 0
         for i in range(meta.num_row_groups):
             n = meta.row_group(i).num_rows
-            yield pl.scan_parquet(path).slice(start, n).collect()
+            scan = pl.scan_parquet(path)
+            yield (scan.select(columns) if columns else scan).slice(start, n).collect()
             start += n
 
     @property
