@@ -26,6 +26,7 @@ from . import evaluation as evaluation_mod
 from . import retrieval as retrieval_mod
 from . import simulation as simulation_mod
 from . import trees as trees_mod
+from . import workers as workers_mod
 from . import classes as classes_mod
 from . import density as density_mod
 from . import evidence as evidence_mod
@@ -165,24 +166,28 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
 TREE_SHARD_UNITS = 25_000  # evidence units compiled per shard: memory bounded whatever the corpus size
 
 
+def _trees_shard(wb: "Workbench", ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(nodes, scores) of the fragments of one evidence shard (a pool task: `wb` arrives with its
+    input artifacts resolved; the fragments and edges are read from the store, only those used)."""
+    direct = wb.scan("prototypes", "fragment_question_edges").filter(pl.col("support") == "direct").select("fragment_id", "prototype_id", "support")
+    small = [wb.scan(*k.split("/")) for k in ("prototypes", "density", "classes/memberships", "classes", "evidence/codemand")]
+    return trees_mod.compile_trees(wb.scan("fragments"), ev.lazy(), direct, *small, wb.params.trees)
+
+
 def _trees_stage(wb: "Workbench"):
     """Trees, streamed. Evidence (stored in fragment order) is read in shards of whole fragments;
     a tree depends only on its own fragment and the corpus-wide tables, so each shard gives the
-    rows one pass would. Scores come out in fragment order as they are; nodes, ordered by tree id
-    (a hash), go through an external sort."""
-    frags = wb.scan("fragments").select("fragment_id", "heading_path", "kind", "n_tokens", "char_start", "char_end").collect().lazy()
-    direct = wb.scan("prototypes", "fragment_question_edges").filter(pl.col("support") == "direct").select(
-        "fragment_id", "prototype_id", "support").collect().lazy()
-    small = [wb.scan(*k.split("/")) for k in ("prototypes", "density", "classes/memberships", "classes", "evidence/codemand")]
+    rows one pass would, and the shards run side by side in the pool. Scores come out in fragment
+    order as they are; nodes, ordered by tree id (a hash), go through an external sort."""
     spill = shards_mod.SortSpill("tree_id", ["tree_id", "preorder"], skip=len("tree_"))
+    tasks = ((wb, ev) for ev in shards_mod.key_shards(wb.artifact("evidence").batches(), "fragment_id", TREE_SHARD_UNITS))
     empty = None
-    for ev in shards_mod.key_shards(wb.artifact("evidence").batches(), "fragment_id", TREE_SHARD_UNITS):
-        nodes, scores = trees_mod.compile_trees(frags, ev.lazy(), direct, *small, wb.params.trees)
+    for nodes, scores in workers_mod.imap(_trees_shard, tasks, wb.workers) if wb.workers > 1 else (_trees_shard(*t) for t in tasks):
         empty = empty or (nodes.clear(), scores.clear())
         spill.add(nodes)
         yield {"tree_nodes": empty[0], "tree_scores": scores}
     if empty is None:  # no evidence anywhere: the empty tables
-        nodes, scores = trees_mod.compile_trees(frags, wb.scan("evidence"), direct, *small, wb.params.trees)
+        nodes, scores = _trees_shard(wb, wb.read("evidence"))
         yield {"tree_nodes": nodes, "tree_scores": scores}
     for nodes in spill.sorted():
         yield {"tree_nodes": nodes, "tree_scores": empty[1]}
@@ -206,6 +211,21 @@ def _simulation_stage(wb: "Workbench"):
         yield {"simulations": sims}
 
 
+STRATEGY_RUNS = ("baselines", "qspace", "ask")  # the longest first: the pool starts it first
+
+
+def _strategy_run(name: str, wb: "Workbench", resolved: pl.DataFrame) -> pl.DataFrame:
+    """One strategy's retrievals (a pool task: `wb` arrives with its input artifacts resolved)."""
+    p = wb.params.evaluation
+    if name == "baselines":
+        corpus_text = (document_text(pages.lazy()).collect() for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages")))
+        return baselines_mod.run_baselines(resolved, corpus_text, wb.scan("fragments"), p)
+    if name == "qspace":
+        return retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+                                    wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances)
+    return ask_mod.ask_strategy(resolved, wb, p)
+
+
 def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     """Every strategy on the gold questions. The corpus is read in batches (its text for the BM25
     chunks, its fragments and sentences for the Qspace and ask rankings): corpus-wide statistics
@@ -219,14 +239,12 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     gold_docs = inv.join(gold.select(pl.col("document").alias("path")).unique(), on="path", how="semi").select("doc_id")
     docs = document_text(wb.scan("corpus", "pages").join(gold_docs.lazy(), on="doc_id", how="semi")).collect()
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
-    corpus_text = (document_text(pages.lazy()).collect() for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages")))
-    fr = wb.scan("fragments")  # the baselines read the columns and documents they need
-    runs = [
-        baselines_mod.run_baselines(resolved, corpus_text, fr, p),
-        retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
-                             wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances),
-        ask_mod.ask_strategy(resolved, wb, p),
-    ]
+    # the strategies are independent: with a pool they run side by side, each in a worker
+    tasks = [(name, wb, resolved) for name in STRATEGY_RUNS]
+    if wb.workers > 1:
+        runs = list(workers_mod.imap(_strategy_run, tasks, wb.workers))
+    else:
+        runs = [_strategy_run(*t) for t in tasks]
     retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
     pq = evaluation_mod.per_query(retrievals, resolved, p)
     return {"gold": resolved, "retrievals": retrievals, "per_query": pq,

@@ -33,7 +33,7 @@ from .schemas import FRAGMENTS, PAGES
 
 ENGINES = ("local", "ray")
 SHARD_DOCS = 256  # at most this many documents in a shard ...
-SHARD_CHARS = 2_000_000  # ... and about this many characters of text (a longer document is a shard alone)
+SHARD_CHARS = 4_000_000  # ... and about this many characters of text (a longer document is a shard alone)
 FRAGMENT_KEYS = ["doc_id", "char_start", "char_end", "kind"]
 AFFORDANCE_KEYS = ["doc_id", "span_start", "intent", "support"]
 PAGE_STRUCT = LOADED_DOC["pages"].inner
