@@ -26,7 +26,6 @@ from . import evaluation as evaluation_mod
 from . import retrieval as retrieval_mod
 from . import simulation as simulation_mod
 from . import trees as trees_mod
-from . import workers as workers_mod
 from . import classes as classes_mod
 from . import density as density_mod
 from . import evidence as evidence_mod
@@ -182,7 +181,7 @@ def _trees_stage(wb: "Workbench"):
     spill = shards_mod.SortSpill("tree_id", ["tree_id", "preorder"], skip=len("tree_"))
     tasks = ((wb, ev) for ev in shards_mod.key_shards(wb.artifact("evidence").batches(), "fragment_id", TREE_SHARD_UNITS))
     empty = None
-    for nodes, scores in workers_mod.imap(_trees_shard, tasks, wb.workers) if wb.workers > 1 else (_trees_shard(*t) for t in tasks):
+    for nodes, scores in shards_mod.run_tasks(_trees_shard, tasks, wb.workers):
         empty = empty or (nodes.clear(), scores.clear())
         spill.add(nodes)
         yield {"tree_nodes": empty[0], "tree_scores": scores}
@@ -240,11 +239,7 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     docs = document_text(wb.scan("corpus", "pages").join(gold_docs.lazy(), on="doc_id", how="semi")).collect()
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
     # the strategies are independent: with a pool they run side by side, each in a worker
-    tasks = [(name, wb, resolved) for name in STRATEGY_RUNS]
-    if wb.workers > 1:
-        runs = list(workers_mod.imap(_strategy_run, tasks, wb.workers))
-    else:
-        runs = [_strategy_run(*t) for t in tasks]
+    runs = list(shards_mod.run_tasks(_strategy_run, [(name, wb, resolved) for name in STRATEGY_RUNS], wb.workers))
     retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
     pq = evaluation_mod.per_query(retrievals, resolved, p)
     return {"gold": resolved, "retrievals": retrievals, "per_query": pq,

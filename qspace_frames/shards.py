@@ -191,20 +191,15 @@ def _sorted(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return df if df["doc_id"].is_sorted() else df.sort(keys, maintain_order=True)
 
 
-def _map_local(fn: Callable[..., pl.DataFrame], shards: Iterable[tuple], workers: int) -> Iterator[pl.DataFrame]:
-    """fn over the shards, results in order: in the process pool of `workers` (a few shards in
-    flight at a time), or in this process when there is one worker or a single shard."""
-    shards = iter(shards)
-    first = next(shards, None)
-    second = next(shards, None) if first is not None else None
-    if first is None:
-        return
-    if workers <= 1 or second is None:
-        yield fn(*first)
-        for task in [second, *shards] if second is not None else []:
-            yield fn(*task)
-        return
-    yield from workers_mod.imap(fn, itertools.chain([first, second], shards), workers)
+def run_tasks(fn: Callable, tasks: Iterable[tuple], workers: int) -> Iterator:
+    """`fn(*task)` for each task, results in order: in the process pool of `workers` (a few tasks
+    in flight at a time), or in this process when there is one worker or a single task."""
+    tasks = iter(tasks)
+    head = list(itertools.islice(tasks, 2))
+    if workers <= 1 or len(head) < 2:
+        yield from (fn(*t) for t in itertools.chain(head, tasks))
+    else:
+        yield from workers_mod.imap(fn, itertools.chain(head, tasks), workers)
 
 
 def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
@@ -261,7 +256,7 @@ def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: in
         yield _merge([out], FRAGMENT_KEYS, FRAGMENTS)
         return
     n = 0
-    for n, part in enumerate(_map_local(partial(fragment_shard, p=p), ((sh,) for sh in doc_shards(pages)), workers), 1):
+    for n, part in enumerate(run_tasks(partial(fragment_shard, p=p), ((sh,) for sh in doc_shards(pages)), workers), 1):
         yield _conform(part, FRAGMENTS)  # shards hold ascending doc ranges, each sorted: the batches are in order
     if not n:  # no document: one empty batch, so the table still exists with its schema
         yield pl.DataFrame(schema=FRAGMENTS)
@@ -282,7 +277,7 @@ def affordance_stage(fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataF
     cursor = DocCursor(fragments, FRAGMENTS)
     tasks = ((cursor.through(sh["doc_id"][-1]), sh) for sh in doc_shards(pages))
     n = 0
-    for n, part in enumerate(_map_local(partial(detect_shard, p=p), tasks, workers), 1):
+    for n, part in enumerate(run_tasks(partial(detect_shard, p=p), tasks, workers), 1):
         yield _split_affordances(part, in_order=True)  # a shard's rows are sorted by the keys
     if not n:
         yield pl.DataFrame(schema=affordances_mod.AFFORDANCES), pl.DataFrame(schema=affordances_mod.REJECTED)
