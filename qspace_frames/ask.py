@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import all_sentences
-from .baselines import _load_in_order, _queries, _term_counts, bm25_counted, count_ranked, query_terms
+from .baselines import Bm25Counts, _load_in_order, _queries, _term_counts, count_ranked, query_terms
 from .evaluation import RETRIEVALS
 from .params import EvalParams
 from .questions import Dictionary, answer_types, load_dictionary, parse_questions
@@ -242,19 +242,19 @@ def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFra
     return dl, tf
 
 
-def _search_scores(queries: pl.DataFrame, units, p: EvalParams, keep: pl.DataFrame | None = None) -> tuple[pl.LazyFrame, pl.DataFrame]:
+def _search_scores(queries: pl.DataFrame, units, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
     """`bm25_scores` of the queries over the units' search text, without building it (`_search_terms`).
     `units` is one frame or batches of them: each batch is reduced to its term counts as it comes,
-    and only the units of the `keep` documents (default: all) are returned whole with the scores."""
+    and only the units of the queries' documents are returned whole with the scores."""
     q_terms = query_terms(queries)
     wanted = q_terms.select("term").unique()
-    parts, off = [], 0
+    counts, off = Bm25Counts(queries), 0
     for u in [units] if isinstance(units, pl.DataFrame) else units:
         dl, tf = _search_terms(u, wanted)
         keys = u.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "doc_id", "chunk")
-        parts.append([x.with_columns(pl.col("_u") + off) for x in (keys, dl, tf)] + [u if keep is None else u.join(keep, on="doc_id", how="semi")])
+        counts.add(*[x.with_columns(pl.col("_u") + off) for x in (keys, dl, tf)], u)
         off += u.height
-    return bm25_counted(queries, q_terms, parts, p)
+    return counts.scores(q_terms, p)
 
 
 def rank_candidates(parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalParams,
@@ -267,7 +267,7 @@ def rank_candidates(parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalPa
     """
     queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
-    scored, units = _search_scores(queries, units, p, keep=None if docs is None else docs.select("doc_id").unique())
+    scored, units = _search_scores(queries, units, p)
     scored = scored.collect()
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
     boost = (

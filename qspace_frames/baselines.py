@@ -335,48 +335,66 @@ def bm25_batched(queries: pl.DataFrame, batches, p: EvalParams) -> tuple[pl.Lazy
     of the queries' own documents are kept whole. Returns (scores, those units)."""
     q_terms = query_terms(queries)
     wanted = q_terms.select("term").unique()
-    docs = queries.select("doc_id").unique()
-    parts, offset = [], 0
+    counts, offset = Bm25Counts(queries), 0
     for b in batches:
         b = b.with_row_index("_u", offset=offset).with_columns(pl.col("_u").cast(pl.Int64))
         offset += b.height
-        parts.append((b.select("_u", "doc_id", "chunk"), *_term_counts(b.select("_u", "text"), wanted),
-                      b.join(docs, on="doc_id", how="semi").drop("_u")))
+        counts.add(b.select("_u", "doc_id", "chunk"), *_term_counts(b.select("_u", "text"), wanted), b.drop("_u"))
         del b
-    return bm25_counted(queries, q_terms, parts, p)
+    return counts.scores(q_terms, p)
 
 
-def bm25_counted(queries: pl.DataFrame, q_terms: pl.DataFrame, parts: list, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
-    """`bm25_batched` over batches already counted: `parts` holds per batch (keys: _u, doc_id,
-    chunk; dl; tf, as `_term_counts` gives them; the batch's units of the queries' documents)."""
-    keys, dl, tf, kept = (pl.concat(x) for x in zip(*parts))
-    return _bm25(queries, q_terms, keys, dl, tf, p), kept
+class Bm25Counts:
+    """BM25's corpus-wide statistics, counted a batch of units at a time: the number of units, their
+    total length and each query term's document frequency. Only the units of the queries' own
+    documents (the only ones a query is scored against) keep their lengths and term counts, so
+    memory follows the questions' documents, not the corpus."""
 
+    def __init__(self, queries: pl.DataFrame):
+        self.queries, self.docs = queries, queries.select("doc_id").unique()
+        self.n = self.total = 0
+        self.df, self.keys, self.dl, self.tf, self.kept = [], [], [], [], []
 
-def _bm25(queries: pl.DataFrame, q_terms: pl.DataFrame, keys: pl.DataFrame, dl: pl.DataFrame, tf: pl.DataFrame,
-          p: EvalParams) -> pl.LazyFrame:
-    lengths = keys.join(dl, on="_u").lazy()
-    stats = lengths.select(pl.len().cast(pl.Float64).alias("_n"), pl.col("dl").cast(pl.Float64).mean().alias("_avgdl"))
-    idf = (
-        tf.lazy().group_by("term").agg(pl.len().cast(pl.Float64).alias("df")).join(stats, how="cross")
-        .select("term", (1 + (pl.col("_n") - pl.col("df") + 0.5) / (pl.col("df") + 0.5)).log().alias("idf"))
-    )
-    k1, b = p.bm25_k1, p.bm25_b
-    norm = k1 * (1 - b + b * pl.col("dl") / pl.max_horizontal(pl.col("_avgdl"), pl.lit(1e-9)))
-    part = pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + norm)
-    parts = (
-        q_terms.lazy().join(tf.lazy().join(keys.lazy(), on="_u"), on=["doc_id", "term"]).join(idf, on="term")
-        .join(lengths.select("_u", "dl"), on="_u")
-        .join(stats, how="cross").with_columns(part.alias("_part"))
-        .select("query_id", "chunk", "_part")
-        .collect()
-    )
-    matched = exact_sums(parts, ["query_id", "chunk"], {"score": "_part"})
-    return (
-        queries.lazy().select("query_id", "doc_id").join(keys.lazy().select("doc_id", "chunk"), on="doc_id")
-        .join(matched.lazy(), on=["query_id", "chunk"], how="left")
-        .with_columns(pl.col("score").fill_null(0.0))
-    )
+    def add(self, keys: pl.DataFrame, dl: pl.DataFrame, tf: pl.DataFrame, units: pl.DataFrame) -> None:
+        """One batch: keys (_u, doc_id, chunk), dl and tf as `_term_counts` gives them, and its units
+        (with doc_id), of which those of the queries' documents are kept."""
+        lengths = keys.select("_u").join(dl, on="_u")
+        self.n += lengths.height
+        self.total += int(lengths["dl"].sum())
+        self.df.append(tf.group_by("term").agg(pl.len().cast(pl.Int64).alias("df")))
+        mine = keys.join(self.docs, on="doc_id", how="semi")
+        self.keys.append(mine)
+        self.dl.append(dl.join(mine, on="_u", how="semi"))
+        self.tf.append(tf.join(mine, on="_u", how="semi"))
+        self.kept.append(units.join(self.docs, on="doc_id", how="semi"))
+
+    def scores(self, q_terms: pl.DataFrame, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
+        """(scores: query_id, doc_id, chunk, score for every unit of a query's document; the kept units)."""
+        keys, dl, tf = pl.concat(self.keys), pl.concat(self.dl), pl.concat(self.tf)
+        # the lengths are integers, so this is the mean of all of them, whatever the batching
+        stats = pl.DataFrame({"_n": [float(self.n)], "_avgdl": [self.total / self.n if self.n else None]},
+                             schema={"_n": pl.Float64, "_avgdl": pl.Float64})
+        idf = (
+            pl.concat(self.df).lazy().group_by("term").agg(pl.col("df").sum().cast(pl.Float64)).join(stats.lazy(), how="cross")
+            .select("term", (1 + (pl.col("_n") - pl.col("df") + 0.5) / (pl.col("df") + 0.5)).log().alias("idf"))
+        )
+        k1, b = p.bm25_k1, p.bm25_b
+        norm = k1 * (1 - b + b * pl.col("dl") / pl.max_horizontal(pl.col("_avgdl"), pl.lit(1e-9)))
+        part = pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + norm)
+        parts = (
+            q_terms.lazy().join(tf.lazy().join(keys.lazy(), on="_u"), on=["doc_id", "term"]).join(idf, on="term")
+            .join(dl.lazy(), on="_u")
+            .join(stats.lazy(), how="cross").with_columns(part.alias("_part"))
+            .select("query_id", "chunk", "_part")
+            .collect()
+        )
+        matched = exact_sums(parts, ["query_id", "chunk"], {"score": "_part"})
+        scores = (
+            self.queries.lazy().select("query_id", "doc_id").join(keys.lazy().select("doc_id", "chunk"), on="doc_id")
+            .join(matched.lazy(), on=["query_id", "chunk"], how="left")
+            .with_columns(pl.col("score").fill_null(0.0))
+        )
+        return scores, pl.concat(self.kept)
 
 
 def _chunk_batches(docs: pl.DataFrame, p: EvalParams):

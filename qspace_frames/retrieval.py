@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import DETECTORS, all_sentences
-from .baselines import _load_in_order, _queries, _term_counts, bm25_counted, count_ranked, query_terms
+from .baselines import Bm25Counts, _load_in_order, _queries, _term_counts, count_ranked, query_terms
 from .evaluation import _lazy
 from .exprs import exact_sums
 from .params import AffordanceParams, EvalParams
@@ -76,8 +76,8 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
 
     # sentences and fragments are counted in one pass: a fragment's words are its sentences'
     q_terms = query_terms(q)
-    terms, docs = q_terms.select("term").unique(), q.select("doc_id").unique()
-    sent_parts, frag_parts, s_off, f_off = [], [], 0, 0
+    terms = q_terms.select("term").unique()
+    sent_counts, frag_counts, s_off, f_off = Bm25Counts(q), Bm25Counts(q), 0, 0
     for f in slices():
         s = all_sentences(f.lazy(), ap).select(
             "doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"),
@@ -87,15 +87,15 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         u = u.with_columns(pl.int_range(f_off, f_off + u.height, dtype=pl.Int64).alias("chunk"))
         s_off, f_off = s_off + s.height, f_off + u.height
         s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), terms)
-        sent_parts.append((s.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), s_dl, s_tf, s.join(docs, on="doc_id", how="semi")))
-        frag_parts.append((u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, terms),
-                           u.join(docs, on="doc_id", how="semi").select("doc_id", "fragment_id", "chunk")))
+        sent_counts.add(s.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), s_dl, s_tf, s)
+        frag_counts.add(u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, terms),
+                        u.select("doc_id", "fragment_id", "chunk"))
         del s, u
-    s_score, sents = bm25_counted(q, q_terms, sent_parts, p)
+    s_score, sents = sent_counts.scores(q_terms, p)
     s_score = s_score.rename({"score": "s_bm25"})
     sents = sents.lazy()
-    f_score, frag_units = bm25_counted(q, q_terms, frag_parts, p)
-    del sent_parts, frag_parts
+    f_score, frag_units = frag_counts.scores(q_terms, p)
+    del sent_counts, frag_counts
     f_score = (
         f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk")
         .select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))
