@@ -268,16 +268,18 @@ def rank_candidates(parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalPa
     queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
     scored, units = _search_scores(queries, units, p)
-    scored = scored.collect()
+    scored = scored.filter(pl.col("score") > 0).collect()
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
+    # from the matched sentences to their leaves, never from every leaf to the question's intents
     boost = (
-        intents.join(leaves, on="intent").join(units.select("chunk", "fragment_id", "char_start"), on=["fragment_id", "char_start"])
+        scored.select("query_id", "doc_id", "chunk").join(units.select("doc_id", "chunk", "fragment_id", "char_start"), on=["doc_id", "chunk"])
+        .join(leaves, on=["fragment_id", "char_start"]).join(intents, on=["query_id", "intent"])
         .group_by("query_id", "chunk").agg(pl.len().alias("_leaf"))
     )
     hints = parsed.select(pl.col("id").alias("query_id"), "pages_hint", "slides_hint", "toc_section_hint", "layout_hint", "scope_jurisdictions",
                           "answer_type", "keywords", _stated_values("question").alias("_numbers"))
     return (
-        scored.filter(pl.col("score") > 0)
+        scored
         .join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
         .join(hints, on="query_id")

@@ -344,6 +344,12 @@ def bm25_batched(queries: pl.DataFrame, batches, p: EvalParams) -> tuple[pl.Lazy
     return counts.scores(q_terms, p)
 
 
+def detached(df: pl.DataFrame) -> pl.DataFrame:
+    """A copy of a few rows kept from a large batch that owns its strings: a filtered Polars frame
+    still points into its parent's string buffers, so keeping it would keep the whole batch."""
+    return pl.from_arrow(df.to_arrow()) if df.height else df
+
+
 class Bm25Counts:
     """BM25's corpus-wide statistics, counted a batch of units at a time: the number of units, their
     total length and each query term's document frequency. Only the units of the queries' own
@@ -366,7 +372,7 @@ class Bm25Counts:
         self.keys.append(mine)
         self.dl.append(dl.join(mine, on="_u", how="semi"))
         self.tf.append(tf.join(mine, on="_u", how="semi"))
-        self.kept.append(units.join(self.docs, on="doc_id", how="semi"))
+        self.kept.append(detached(units.join(self.docs, on="doc_id", how="semi")))
 
     def scores(self, q_terms: pl.DataFrame, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
         """(scores: query_id, doc_id, chunk, score for every unit of a query's document; the kept units)."""
@@ -518,6 +524,9 @@ def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl
 def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame,
                   fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
     """All three baselines on the same questions, one retrievals frame (strategy, query, rank order)."""
+    # only the questions' documents are navigated: a filter the scan of a stored table applies as it reads
+    mine = _queries(gold).select("doc_id").unique().collect()["doc_id"]
+    fragments = _lazy(fragments).filter(pl.col("doc_id").is_in(mine.implode()))
     parts = [bm25_chunks(gold, docs, p), source_order(gold, fragments, p), heading_tree(gold, fragments, p)]
     return pl.concat(parts).sort(["strategy", "query_id", "rank"])
 
