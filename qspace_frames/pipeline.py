@@ -192,7 +192,7 @@ def _trees_stage(wb: "Workbench"):
         yield {"tree_nodes": nodes, "tree_scores": empty[1]}
 
 
-SIMULATION_SHARD_NODES = 2_000_000  # tree nodes read per shard
+SIMULATION_SHARD_NODES = 500_000  # tree nodes read per shard
 
 
 def _simulation_stage(wb: "Workbench"):

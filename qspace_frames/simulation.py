@@ -31,7 +31,9 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
         "_r", "tree_id", pl.col("preorder").alias("_leaf"), "role", "value", "value_start", "span_start", "depth")
     asks = (
         # a question with no extracted value has no leaf to walk to: it is not replayed
-        affordances.filter((pl.col("support") == "direct") & (pl.col("roles").list.len() > 0))
+        # (the fragment filter is applied as the table is read: a shard of trees holds few of its rows)
+        affordances.filter((pl.col("support") == "direct") & (pl.col("roles").list.len() > 0)
+                           & pl.col("fragment_id").is_in(selected["fragment_id"].implode()))
         .select("affordance_id", "fragment_id", "doc_id", "intent", "question", "span_start", "span_end", "roles")
         .join(selected.lazy(), on="fragment_id")
         .collect()
