@@ -21,6 +21,7 @@ import polars as pl
 from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
 from .exprs import exact_sums
 from .schemas import conform
+from .shards import detached
 from .tokens import count_tokens, encoding
 
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
@@ -342,12 +343,6 @@ def bm25_batched(queries: pl.DataFrame, batches, p: EvalParams) -> tuple[pl.Lazy
         counts.add(b.select("_u", "doc_id", "chunk"), *_term_counts(b.select("_u", "text"), wanted), b.drop("_u"))
         del b
     return counts.scores(q_terms, p)
-
-
-def detached(df: pl.DataFrame) -> pl.DataFrame:
-    """A copy of a few rows kept from a large batch that owns its strings: a filtered Polars frame
-    still points into its parent's string buffers, so keeping it would keep the whole batch."""
-    return pl.from_arrow(df.to_arrow()) if df.height else df
 
 
 class Bm25Counts:

@@ -108,7 +108,7 @@ def _prototypes_stage(wb: "Workbench"):
     spill = shards_mod.SortSpill("fragment_id", ["fragment_id", "prototype_id"], skip=len("frag_"))
     parts = []
     for aff in _affordance_shards(wb, cols):
-        parts.append(prototypes_mod.prototype_parts(aff.lazy()).collect())
+        parts.append(shards_mod.detached(prototypes_mod.prototype_parts(aff.lazy()).collect()))
         spill.add(prototypes_mod.edges(aff.lazy()).collect())
     aff = wb.scan("affordances").select(cols).clear()
     protos = prototypes_mod.combine_parts(pl.concat(parts).lazy() if parts else prototypes_mod.prototype_parts(aff)).collect()

@@ -163,6 +163,12 @@ class SortSpill:
             self._dir.cleanup()
 
 
+def detached(df: pl.DataFrame) -> pl.DataFrame:
+    """A copy of a few rows kept from a large batch that owns its strings: a filtered Polars frame
+    still points into its parent's string buffers, so keeping it would keep the whole batch."""
+    return pl.from_arrow(df.to_arrow()) if df.height else df
+
+
 def _slice(df: pl.DataFrame, lo: str, hi: str) -> pl.DataFrame:
     """The rows of a frame sorted by doc_id whose doc_id lies in [lo, hi] (a zero-copy slice)."""
     col = df["doc_id"]
