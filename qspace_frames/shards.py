@@ -129,38 +129,58 @@ def key_shards(batches: Iterable[pl.DataFrame], key: str, rows: int) -> Iterator
         yield pending
 
 
-class SortSpill:
-    """An external sort for a frame too big to hold: rows are added in any order, spilled to
-    Parquet files bucketed by the first characters of `key` after `skip` (a hex content id, so
-    the buckets are even), and read back a bucket at a time, sorted by `by`. Buckets in key
-    order, each sorted: the rows come back in the order one sort of the whole frame gives
-    (`by` must start with `key` and order the rows completely)."""
+SPILL_READ_ROWS = 400_000  # rows sorted at once when a spill is read back (whole buckets, so about)
 
-    def __init__(self, key: str, by: list[str], skip: int, width: int = 1):
+
+class SortSpill:
+    """An external sort for a frame too big to hold. Each added frame is spilled to one Parquet
+    file, its rows grouped by bucket: the first `width` characters of `key` after `skip` (a hex
+    content id, so the buckets are even). They are read back a run of buckets at a time (about
+    SPILL_READ_ROWS rows, a slice of each file), sorted by `by`. Buckets in key order, each run
+    sorted: the rows come back in the order one sort of the whole frame gives (`by` must start
+    with `key` and order the rows completely)."""
+
+    def __init__(self, key: str, by: list[str], skip: int, width: int = 2):
         import tempfile
 
         self._dir = tempfile.TemporaryDirectory(prefix="qspace-spill-")
-        self.key, self.by, self._slice, self._n = key, by, (skip, width), 0
+        self.key, self.by, self._slice = key, by, (skip, width)
+        self._files: list[tuple[Path, dict[str, tuple[int, int]]]] = []  # per file: bucket -> (first row, rows)
         self.schema: dict | None = None
 
     def add(self, df: pl.DataFrame) -> None:
         self.schema = self.schema or df.schema
-        bucket = pl.col(self.key).str.slice(*self._slice)
-        for (b,), part in df.with_columns(bucket.alias("_bucket")).partition_by("_bucket", as_dict=True, include_key=False).items():
-            folder = Path(self._dir.name) / b
-            folder.mkdir(exist_ok=True)
-            part.write_parquet(folder / f"{self._n:06d}.parquet", compression="lz4", statistics=False)
-        self._n += 1
+        df = df.with_columns(pl.col(self.key).str.slice(*self._slice).alias("_bucket")).sort("_bucket", maintain_order=True)
+        counts = df.group_by("_bucket", maintain_order=True).len()
+        ends = counts["len"].cum_sum().to_list()
+        where = {b: (e - n, n) for b, n, e in zip(counts["_bucket"].to_list(), counts["len"].to_list(), ends)}
+        path = Path(self._dir.name) / f"{len(self._files):06d}.parquet"
+        df.drop("_bucket").write_parquet(path, compression="lz4", statistics=False, row_group_size=16_384)
+        self._files.append((path, where))
 
     def sorted(self) -> Iterator[pl.DataFrame]:
-        """The rows, a bucket at a time; the spill files are removed as they are read."""
+        """The rows, a run of buckets at a time; the spill files are removed once read."""
         try:
-            for folder in sorted(Path(self._dir.name).iterdir()):
-                yield pl.concat([pl.read_parquet(f) for f in sorted(folder.iterdir())]).sort(self.by)
-                for f in folder.iterdir():
-                    f.unlink()
+            rows: dict[str, int] = {}
+            for _, where in self._files:
+                for b, (_, n) in where.items():
+                    rows[b] = rows.get(b, 0) + n
+            run, n, buckets = [], 0, sorted(rows)
+            for b in buckets:
+                run, n = run + [b], n + rows[b]
+                if n >= SPILL_READ_ROWS or b == buckets[-1]:
+                    yield pl.concat([self._read(path, where, run) for path, where in self._files]).sort(self.by)
+                    run, n = [], 0
         finally:
             self._dir.cleanup()
+
+    def _read(self, path: Path, where: dict[str, tuple[int, int]], run: list[str]) -> pl.DataFrame:
+        """The rows of a run of buckets in one file: one contiguous slice (its buckets are in order)."""
+        spans = [where[b] for b in run if b in where]
+        if not spans:
+            return pl.DataFrame(schema=self.schema)
+        first = spans[0][0]
+        return pl.scan_parquet(path).slice(first, spans[-1][0] + spans[-1][1] - first).collect()
 
 
 def detached(df: pl.DataFrame) -> pl.DataFrame:

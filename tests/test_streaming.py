@@ -102,13 +102,25 @@ def test_key_shards_never_split_a_key(sample, seed, key):
         assert all(s.height <= 3 + 10 * seed for s in shards)
 
 
-def test_sort_spill_gives_the_order_of_one_sort(sample):
+@pytest.mark.parametrize("width,read_rows", [(1, 1), (2, 1), (2, 50), (2, 10**9)])
+def test_sort_spill_gives_the_order_of_one_sort(sample, monkeypatch, width, read_rows):
+    from qspace_frames import shards
+
     _, fr = sample
-    spill = SortSpill("fragment_id", ["fragment_id"], skip=len("frag_"))
+    monkeypatch.setattr(shards, "SPILL_READ_ROWS", read_rows)
+    spill = SortSpill("fragment_id", ["fragment_id"], skip=len("frag_"), width=width)
     for b in cuts(fr.sample(fraction=1.0, shuffle=True, seed=7), 4, 9):
         spill.add(b)
     got = list(spill.sorted())
-    assert len(got) > 1 and pl.concat(got).equals(fr.sort("fragment_id"))
+    assert pl.concat(got).equals(fr.sort("fragment_id"))
+    # runs of whole buckets of about `read_rows` rows: one run when it is large, one per bucket when tiny
+    buckets = fr["fragment_id"].str.slice(len("frag_"), width).n_unique()
+    if read_rows == 1:
+        assert len(got) == buckets
+    elif read_rows > fr.height:
+        assert len(got) == 1
+    else:
+        assert len(got) > 1 and all(g.height >= read_rows for g in got[:-1])
 
 
 def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
@@ -131,7 +143,8 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
 
     whole = run("whole")
     for mod, name, value in [(shards, "SHARD_DOCS", 2), (shards, "SHARD_CHARS", 5_000), (pipeline, "AFFORDANCE_SHARD_ROWS", 7),
-                             (pipeline, "TREE_SHARD_UNITS", 5), (pipeline, "SIMULATION_SHARD_NODES", 40)]:
+                             (pipeline, "TREE_SHARD_UNITS", 5), (pipeline, "SIMULATION_SHARD_NODES", 40),
+                             (shards, "SPILL_READ_ROWS", 20)]:
         monkeypatch.setattr(mod, name, value)
     tiny = run("tiny")
     assert whole.keys() == tiny.keys() and len(whole) >= 14
