@@ -129,7 +129,7 @@ def key_shards(batches: Iterable[pl.DataFrame], key: str, rows: int) -> Iterator
         yield pending
 
 
-SPILL_READ_ROWS = 400_000  # rows sorted at once when a spill is read back (whole buckets, so about)
+SPILL_READ_ROWS = 400_000  # about this many rows (whole buckets) are sorted at once when a spill is read back
 
 
 class SortSpill:
@@ -159,7 +159,7 @@ class SortSpill:
         self._files.append((path, where))
 
     def sorted(self) -> Iterator[pl.DataFrame]:
-        """The rows, a run of buckets at a time; the spill files are removed once read."""
+        """The rows, a run of buckets at a time; the spill files are removed at the end."""
         try:
             rows: dict[str, int] = {}
             for _, where in self._files:
