@@ -100,9 +100,12 @@ def child(spec: dict) -> dict:
                    reports_dir=tmp / "reports", workers=spec["workers"], engine=spec["engine"])
     files = wb.files()
     discovery = time.perf_counter() - t0
-    names = list(STAGES)
+    names, peaks = list(STAGES), {}
     for stage in names[: names.index(spec["upto"]) + 1]:
+        # which stage holds the most (this process and its pool together)
+        sampler = TreeSampler(os.getpid())
         wb.artifact(stage)
+        peaks[f"{stage}_peak_mb"] = sampler.stop()
     total = time.perf_counter() - t0
     log = [json.loads(line) for line in (wb.run_dir / "stage_log.jsonl").read_text(encoding="utf-8").splitlines()]
     inv = wb.read("corpus", "inventory")
@@ -110,7 +113,7 @@ def child(spec: dict) -> dict:
         "files": files.height, "mb": (files["bytes"].sum() or 0) / MB,
         "loaded": int((inv["load_status"] == "loaded").sum()),
         "discovery_s": discovery, "stages": {e["stage"]: e["seconds"] for e in log if e["action"] == "computed"},
-        "total_s": total, "cpu_s": time.process_time() + _children_cpu(),
+        "total_s": total, "cpu_s": time.process_time() + _children_cpu(), **peaks,
     }
 
 
@@ -282,8 +285,9 @@ def run_bench(root: Path, names: list[str], repeat: int | None, workers: int, en
             print(f"bench {spec.name} ({spec.engine}, workers={spec.workers}, up to {spec.upto}) run {i + 1}/{n} ...", flush=True)
             row = measure(spec, root)
             rows.append({"repeat": i + 1, **row})
+            top = max((c for c in row if c.endswith("_peak_mb")), key=lambda c: row[c])
             print(f"  {row['e2e_s']:.1f} s end to end, {row['mb_per_s']:.2f} MB/s, peak RSS {row['peak_rss_mb']:.0f} MB "
-                  f"({row['peak_tree_rss_mb']:.0f} MB with the pool)", flush=True)
+                  f"({row['peak_tree_rss_mb']:.0f} MB with the pool; the most in {top.removesuffix('_peak_mb')}: {row[top]:.0f} MB)", flush=True)
     order = {spec.name: k for k, (spec, _) in enumerate(todo)}
     rows.sort(key=lambda r: (order[r["corpus"]], r["repeat"]))
     runs = pl.DataFrame(rows, infer_schema_length=None)
