@@ -162,7 +162,7 @@ def _graph_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     return {"graph_nodes": nodes, "graph_edges": edges}
 
 
-TREE_SHARD_UNITS = 25_000  # evidence units compiled per shard: memory bounded whatever the corpus size
+TREE_SHARD_UNITS = 10_000  # evidence units compiled per shard: memory bounded whatever the corpus size
 
 
 def _trees_shard(wb: "Workbench", ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

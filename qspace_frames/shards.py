@@ -129,7 +129,7 @@ def key_shards(batches: Iterable[pl.DataFrame], key: str, rows: int) -> Iterator
         yield pending
 
 
-SPILL_READ_ROWS = 400_000  # about this many rows (whole buckets) are sorted at once when a spill is read back
+SPILL_READ_ROWS = 100_000  # about this many rows (whole buckets) are sorted at once when a spill is read back
 
 
 class SortSpill:
@@ -155,7 +155,7 @@ class SortSpill:
         ends = counts["len"].cum_sum().to_list()
         where = {b: (e - n, n) for b, n, e in zip(counts["_bucket"].to_list(), counts["len"].to_list(), ends)}
         path = Path(self._dir.name) / f"{len(self._files):06d}.parquet"
-        df.drop("_bucket").write_parquet(path, compression="lz4", statistics=False, row_group_size=16_384)
+        df.drop("_bucket").write_parquet(path, compression="lz4", statistics=False, row_group_size=4096)  # a run reads a few rows of each file: small groups, little decoded beyond them
         self._files.append((path, where))
 
     def sorted(self) -> Iterator[pl.DataFrame]:
