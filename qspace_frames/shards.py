@@ -155,7 +155,8 @@ class SortSpill:
         ends = counts["len"].cum_sum().to_list()
         where = {b: (e - n, n) for b, n, e in zip(counts["_bucket"].to_list(), counts["len"].to_list(), ends)}
         path = Path(self._dir.name) / f"{len(self._files):06d}.parquet"
-        df.drop("_bucket").write_parquet(path, compression="lz4", statistics=False, row_group_size=4096)  # a run reads a few rows of each file: small groups, little decoded beyond them
+        # a run reads a few rows of each file: small row groups, so little is decoded beyond them
+        df.drop("_bucket").write_parquet(path, compression="lz4", statistics=False, row_group_size=4096)
         self._files.append((path, where))
 
     def sorted(self) -> Iterator[pl.DataFrame]:
