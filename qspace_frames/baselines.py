@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from string import ascii_letters
+from typing import Iterable
 
 import polars as pl
 
@@ -398,8 +399,17 @@ class Bm25Counts:
         return scores, pl.concat(self.kept)
 
 
-def _chunk_batches(docs: pl.DataFrame, p: EvalParams):
-    """`chunks`, a batch of documents (about CHUNK_BATCH_CHARS characters) at a time."""
+def _at_least_one(batches: Iterable[pl.DataFrame], schema: dict):
+    """The batches, or one empty frame of `schema` when there are none (a corpus with no text)."""
+    n = 0
+    for n, b in enumerate(batches, 1):
+        yield b
+    if not n:
+        yield pl.DataFrame(schema=schema)
+
+
+def chunk_batches(docs: pl.DataFrame, p: EvalParams):
+    """`chunks` of (doc_id, doc_text) rows, a batch of documents (about CHUNK_BATCH_CHARS characters) at a time."""
     lens = docs["doc_text"].fill_null("").str.len_chars().to_list()
     start = 0
     if not lens:
@@ -420,18 +430,21 @@ def _chunk_batches(docs: pl.DataFrame, p: EvalParams):
         start = end
 
 
-def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame,
-                p: EvalParams = EvalParams()) -> pl.DataFrame:
+def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame | None,
+                p: EvalParams = EvalParams(), chunked: Iterable[pl.DataFrame] | None = None) -> pl.DataFrame:
     """Fixed `chunk_tokens` chunks of the question's document, best BM25 first (ties: chunk order).
 
     IDF is computed over all chunks of all documents in `docs`. Each chunk is one node examined:
     nodes_visited = rank, path_length = 1 (a flat list). The corpus is chunked a batch of
     documents at a time; only the questions' own documents' chunks are kept whole. `docs` is a
-    frame, or batches of (doc_id, doc_text) frames read once.
+    frame, or batches of (doc_id, doc_text) frames read once; or `chunked` gives the corpus's
+    chunks already cut (CHUNK frames, as `chunk_batches` makes them, e.g. in a process pool).
     """
     q = _queries(gold).collect()
-    batches = [_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
-    scores, ch = bm25_batched(q, (c for d in batches for c in _chunk_batches(d, p)), p)
+    if chunked is None:
+        batches = [_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
+        chunked = (c for d in batches for c in chunk_batches(d, p))
+    scores, ch = bm25_batched(q, _at_least_one(chunked, CHUNK), p)
     ordered = (
         scores
         .join(ch.lazy(), on=["doc_id", "chunk"])
@@ -516,12 +529,13 @@ def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl
     return _load_in_order(ordered, "heading_tree", headings_seen + pl.col("rank"), p)
 
 
-def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame,
-                  fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
-    """All three baselines on the same questions, one retrievals frame (strategy, query, rank order)."""
+def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame | None,
+                  fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams(),
+                  chunked: Iterable[pl.DataFrame] | None = None) -> pl.DataFrame:
+    """All three baselines on the same questions, one retrievals frame (strategy, query, rank order).
+    `docs` or `chunked` as `bm25_chunks` takes them."""
     # only the questions' documents are navigated: a filter the scan of a stored table applies as it reads
     mine = _queries(gold).select("doc_id").unique().collect()["doc_id"]
     fragments = _lazy(fragments).filter(pl.col("doc_id").is_in(mine.implode()))
-    parts = [bm25_chunks(gold, docs, p), source_order(gold, fragments, p), heading_tree(gold, fragments, p)]
+    parts = [bm25_chunks(gold, docs, p, chunked), source_order(gold, fragments, p), heading_tree(gold, fragments, p)]
     return pl.concat(parts).sort(["strategy", "query_id", "rank"])
-

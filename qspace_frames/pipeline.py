@@ -9,6 +9,7 @@ to `reports/<run>/stage_log.jsonl` so the runner can say what was reused.
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
 import os
 import time
@@ -210,19 +211,16 @@ def _simulation_stage(wb: "Workbench"):
         yield {"simulations": sims}
 
 
-STRATEGY_RUNS = ("baselines", "qspace", "ask")  # the longest first: the pool starts it first
-
-
-def _strategy_run(name: str, wb: "Workbench", resolved: pl.DataFrame) -> pl.DataFrame:
-    """One strategy's retrievals (a pool task: `wb` arrives with its input artifacts resolved)."""
+def _evaluation_task(kind: str, wb: "Workbench", payload: pl.DataFrame) -> pl.DataFrame:
+    """A pool task of the evaluation (`wb` arrives with its input artifacts resolved): the Qspace
+    or ask strategy's retrievals on the resolved questions, or the BM25 chunks of a shard of pages."""
     p = wb.params.evaluation
-    if name == "baselines":
-        corpus_text = (document_text(pages.lazy()).collect() for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages")))
-        return baselines_mod.run_baselines(resolved, corpus_text, wb.scan("fragments"), p)
-    if name == "qspace":
-        return retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+    if kind == "chunks":
+        return pl.concat(baselines_mod.chunk_batches(document_text(payload.lazy()).collect(), p))
+    if kind == "qspace":
+        return retrieval_mod.qspace(payload, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
                                     wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances)
-    return ask_mod.ask_strategy(resolved, wb, p)
+    return ask_mod.ask_strategy(payload, wb, p)
 
 
 def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -238,8 +236,14 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     gold_docs = inv.join(gold.select(pl.col("document").alias("path")).unique(), on="path", how="semi").select("doc_id")
     docs = document_text(wb.scan("corpus", "pages").join(gold_docs.lazy(), on="doc_id", how="semi")).collect()
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
-    # the strategies are independent: with a pool they run side by side, each in a worker
-    runs = list(shards_mod.run_tasks(_strategy_run, [(name, wb, resolved) for name in STRATEGY_RUNS], wb.workers))
+    # The strategies are independent. With a pool, Qspace and ask start first, one per worker; the
+    # corpus is then cut into BM25 chunks shard by shard (tokenizing it is the evaluation's
+    # largest cost) by whichever worker is free, while this process counts the chunks' terms and
+    # runs the baselines as the shards arrive.
+    shard_tasks = (("chunks", wb, pages) for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages")))
+    results = shards_mod.run_tasks(_evaluation_task, itertools.chain([("qspace", wb, resolved), ("ask", wb, resolved)], shard_tasks), wb.workers)
+    runs = [next(results), next(results)]
+    runs.append(baselines_mod.run_baselines(resolved, None, wb.scan("fragments"), p, chunked=results))
     retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
     pq = evaluation_mod.per_query(retrievals, resolved, p)
     return {"gold": resolved, "retrievals": retrievals, "per_query": pq,

@@ -157,3 +157,29 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
     floats = [c for c, t in a.schema.items() if t == pl.Float64]
     assert a.drop(floats).equals(b.drop(floats))
     assert all(((a[c] - b[c]).abs() <= 1e-12).all() for c in floats)
+
+
+def test_evaluation_in_the_pool_equals_one_process(tmp_path, monkeypatch):
+    """The evaluation with a pool (Qspace and ask in workers, the corpus chunked for BM25 in
+    shards of two documents by whichever worker is free) gives the frames one process gives
+    with the corpus in one shard."""
+    from qspace_frames import shards
+    from qspace_frames.pipeline import STAGES, Workbench
+
+    params = tmp_path / "p.yaml"
+    params.write_text(f"store:\n  root: {tmp_path / 'store'}\n")
+
+    def evaluation(workers: int) -> dict:
+        wb = Workbench(params_file=str(params), corpus_arg=str(SAMPLE), run_name=f"w{workers}", project_root=ROOT,
+                       reports_dir=tmp_path / "reports", workers=workers)
+        for stage in STAGES["evaluation"].inputs:
+            wb.artifact(stage)
+        return STAGES["evaluation"].fn(wb)
+
+    one = evaluation(1)
+    monkeypatch.setattr(shards, "SHARD_DOCS", 2)
+    pooled = evaluation(2)
+    assert one.keys() == pooled.keys() == {"gold", "retrievals", "per_query", "metrics"}
+    assert set(one["retrievals"]["strategy"]) >= {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
+    for k in one:
+        assert one[k].equals(pooled[k]), k
