@@ -177,32 +177,27 @@ def _trees_shard(wb: "Workbench", ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Da
 def _trees_stage(wb: "Workbench"):
     """Trees, streamed. Evidence (stored in fragment order) is read in shards of whole fragments;
     a tree depends only on its own fragment and the corpus-wide tables, so each shard gives the
-    rows one pass would, and the shards run side by side in the pool. Scores come out in fragment
-    order as they are; nodes, ordered by tree id (a hash), go through an external sort."""
-    spill = shards_mod.SortSpill("tree_id", ["tree_id", "preorder"], skip=len("tree_"))
+    rows one pass would, and the shards run side by side in the pool. Nodes and scores are
+    ordered by fragment first, so the shards' rows arrive in their final order."""
     tasks = ((wb, ev) for ev in shards_mod.key_shards(wb.artifact("evidence").batches(), "fragment_id", TREE_SHARD_UNITS))
-    empty = None
-    for nodes, scores in shards_mod.run_tasks(_trees_shard, tasks, wb.workers):
-        empty = empty or (nodes.clear(), scores.clear())
-        spill.add(nodes)
-        yield {"tree_nodes": empty[0], "tree_scores": scores}
-    if empty is None:  # no evidence anywhere: the empty tables
+    n = 0
+    for n, (nodes, scores) in enumerate(shards_mod.run_tasks(_trees_shard, tasks, wb.workers), 1):
+        yield {"tree_nodes": nodes, "tree_scores": scores}
+    if not n:  # no evidence anywhere: the empty tables
         nodes, scores = _trees_shard(wb, wb.read("evidence"))
         yield {"tree_nodes": nodes, "tree_scores": scores}
-    for nodes in spill.sorted():
-        yield {"tree_nodes": nodes, "tree_scores": empty[1]}
 
 
 SIMULATION_SHARD_NODES = 500_000  # tree nodes read per shard
 
 
 def _simulation_stage(wb: "Workbench"):
-    """Simulations, streamed: tree nodes (stored in tree order) are read in shards of whole trees,
+    """Simulations, streamed: tree nodes (stored fragment by fragment) are read in shards of whole fragments,
     each shard replays the questions whose fragment selected one of its trees, and the traces,
     ordered by affordance id (a hash), go through an external sort."""
     selected = wb.scan("trees", "tree_scores").filter(pl.col("selected")).collect()
     spill = shards_mod.SortSpill("affordance_id", ["affordance_id"], skip=len("aff_"))
-    for nodes in shards_mod.key_shards(wb.artifact("trees").batches("tree_nodes"), "tree_id", SIMULATION_SHARD_NODES):
+    for nodes in shards_mod.key_shards(wb.artifact("trees").batches("tree_nodes"), "fragment_id", SIMULATION_SHARD_NODES):
         trees = selected.join(nodes.select(pl.col("tree_id").unique()), on="tree_id", how="semi")
         spill.add(simulation_mod.simulate(wb.scan("affordances"), nodes.lazy(), trees.lazy()).collect())
     if spill.schema is None:  # no tree anywhere: the empty table

@@ -24,7 +24,7 @@ SIMULATIONS = {
 def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
     """One trace per direct question whose fragment has a selected tree (schema SIMULATIONS)."""
     selected = scores.filter(pl.col("selected")).select("tree_id", "fragment_id", "candidate").collect()
-    # a filter keeps the nodes in (tree_id, preorder) order, as node_frame needs them
+    # a filter keeps the nodes tree by tree in preorder, as node_frame needs them
     n = node_frame(nodes.filter(pl.col("tree_id").is_in(selected["tree_id"].implode())),
                    "kind", "label", "tokens", "role", "value", "value_start", "span_start")
     leaves = n.filter(pl.col("kind") == "leaf").select(

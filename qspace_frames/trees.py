@@ -44,6 +44,10 @@ TREE_NODES = {
     "kind": pl.String, "role": pl.String, "label": pl.String, "evidence_id": pl.String, "value": pl.String,
     "value_start": pl.Int64, "value_end": pl.Int64, "span_start": pl.Int64, "span_end": pl.Int64, "tokens": pl.Int64,
 }
+# Nodes are stored fragment by fragment (the order evidence is stored and sharded in), each tree
+# in preorder: shards of whole fragments then give their rows in the final order, with no sort
+# across shards.
+NODE_ORDER = ["fragment_id", "tree_id", "preorder"]
 TREE_SCORES = {
     "tree_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "candidate": pl.String,
     "n_nodes": pl.Int64, "max_depth": pl.Int64, "n_queries": pl.Int64,
@@ -218,8 +222,8 @@ def node_frame(nodes: pl.LazyFrame | pl.DataFrame, *extra: str) -> pl.DataFrame:
     and sibling order of the node's ancestor at depth k (the node itself at its own depth;
     meaningless below it).
 
-    `nodes` come in (tree_id, preorder) order, as `tree_nodes` and the stored table hold them,
-    so each tree starts at its root and counting roots numbers the trees with no sort. In
+    `nodes` come tree by tree, each in preorder, as `tree_nodes` and the stored table hold them
+    (NODE_ORDER), so each tree starts at its root and counting roots numbers the trees with no sort. In
     preorder, a node's ancestor at depth k is the last node of depth k before it, so a forward
     fill finds every ancestor with no join."""
     n = (
@@ -387,17 +391,10 @@ def compile_trees(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.Laz
         f, e, d = (part.pop((key,), none).lazy() for part, none in zip(parts, empty))
         n = tree_nodes(f, e, d, *small, p).collect()
         scores.append(tree_scores(n.lazy(), e, d, small[0], small[1], f, p).collect())
-        # nodes are ordered by tree id, a hash: keep them in buckets by its first hex digit so the
-        # final sort holds one bucket twice, never the whole frame
-        nodes.append(n.with_columns(pl.col("tree_id").str.slice(5, 1).alias("_bucket")).partition_by("_bucket", as_dict=True, include_key=False))
-        del n
+        nodes.append(n)
     if not nodes:  # no evidence anywhere: empty frames of the declared schemas
         return pl.DataFrame(schema=TREE_NODES), pl.DataFrame(schema=TREE_SCORES)
-    out = []
-    for b in sorted({k for part in nodes for k in part}):
-        out.append(pl.concat([part.pop(b) for part in nodes if b in part], rechunk=False).sort(["tree_id", "preorder"]))
-    del nodes
-    return pl.concat(out, rechunk=False), pl.concat(scores).sort(["fragment_id", "candidate"])
+    return pl.concat(nodes).sort(NODE_ORDER), pl.concat(scores).sort(["fragment_id", "candidate"])
 
 
 def j_expr(p: TreeParams) -> pl.Expr:

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from qspace_frames.pipeline import Workbench
-from qspace_frames.trees import compile_trees, node_frame
+from qspace_frames.trees import NODE_ORDER, compile_trees, node_frame
 
 INPUTS = ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes", "density", "classes/memberships", "classes",
           "evidence/codemand")
@@ -22,13 +22,13 @@ def sample(tmp_path_factory, root):
 def test_any_batch_size_gives_the_rows_of_one_pass(sample):
     r = [sample.scan(*k.split("/")) for k in INPUTS]
     nodes, scores = compile_trees(*r, sample.params.trees, batch_units=10**9)
-    for units in (1, 7, 50):  # batches of one fragment, and of several: the merge keeps (tree_id, preorder) order
+    for units in (1, 7, 50):  # batches of one fragment, and of several: the merge keeps the stored order (NODE_ORDER)
         n, s = compile_trees(*r, sample.params.trees, batch_units=units)
         assert n.equals(nodes), units
         # the same trees chosen; expected components may differ in their last bit between batch sizes
         assert s.drop(pl.selectors.float()).equals(scores.drop(pl.selectors.float())), units
         assert (s["J"] - scores["J"]).abs().max() < 1e-12, units
-    assert nodes.equals(nodes.sort("tree_id", "preorder"))
+    assert nodes.equals(nodes.sort(NODE_ORDER))
 
 
 def test_order_preorder_and_parents_follow_their_definitions(sample):
