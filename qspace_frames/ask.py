@@ -47,7 +47,7 @@ def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
 
 
 UNIT_COLUMNS = ["fragment_id", "doc_id", "heading_path", "page", "kind", "char_start", "char_end", "text"]
-UNIT_SHARD_ROWS = 100_000  # fragments turned into sentence units per step by `_unit_batches`
+UNIT_SHARD_ROWS = 25_000  # fragments turned into sentence units per step by `_unit_batches`
 
 
 def _units(wb) -> pl.DataFrame:
