@@ -22,7 +22,7 @@ import polars as pl
 from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
 from .exprs import exact_sums
 from .schemas import conform
-from .shards import detached
+from .shards import at_least_one, detached
 from .tokens import count_tokens, encoding
 
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
@@ -399,15 +399,6 @@ class Bm25Counts:
         return scores, pl.concat(self.kept)
 
 
-def _at_least_one(batches: Iterable[pl.DataFrame], schema: dict):
-    """The batches, or one empty frame of `schema` when there are none (a corpus with no text)."""
-    n = 0
-    for n, b in enumerate(batches, 1):
-        yield b
-    if not n:
-        yield pl.DataFrame(schema=schema)
-
-
 def chunk_batches(docs: pl.DataFrame, p: EvalParams):
     """`chunks` of (doc_id, doc_text) rows, a batch of documents (about CHUNK_BATCH_CHARS characters) at a time."""
     lens = docs["doc_text"].fill_null("").str.len_chars().to_list()
@@ -444,7 +435,7 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
     if chunked is None:
         batches = [_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
         chunked = (c for d in batches for c in chunk_batches(d, p))
-    scores, ch = bm25_batched(q, _at_least_one(chunked, CHUNK), p)
+    scores, ch = bm25_batched(q, at_least_one(chunked, CHUNK), p)
     ordered = (
         scores
         .join(ch.lazy(), on=["doc_id", "chunk"])

@@ -229,6 +229,16 @@ def run_tasks(fn: Callable, tasks: Iterable[tuple], workers: int) -> Iterator:
         yield from workers_mod.imap(fn, itertools.chain(head, tasks), workers)
 
 
+def at_least_one(batches: Iterable[pl.DataFrame], schema: dict) -> Iterator[pl.DataFrame]:
+    """The batches, or one empty frame of `schema` when there are none (no document, no text), so
+    a table streamed from them still exists with its schema."""
+    n = 0
+    for n, b in enumerate(batches, 1):
+        yield b
+    if not n:
+        yield pl.DataFrame(schema=schema)
+
+
 def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
     return df.select([pl.col(c).cast(t) for c, t in schema.items()])
 
@@ -282,11 +292,9 @@ def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: in
         out = _ray_map(nested, partial(_ray_fragments, p=p), rows_per_batch=SHARD_DOCS, workers=workers)
         yield _merge([out], FRAGMENT_KEYS, FRAGMENTS)
         return
-    n = 0
-    for n, part in enumerate(run_tasks(partial(fragment_shard, p=p), ((sh,) for sh in doc_shards(pages)), workers), 1):
-        yield _conform(part, FRAGMENTS)  # shards hold ascending doc ranges, each sorted: the batches are in order
-    if not n:  # no document: one empty batch, so the table still exists with its schema
-        yield pl.DataFrame(schema=FRAGMENTS)
+    # shards hold ascending doc ranges, each sorted: the batches are in order
+    parts = run_tasks(partial(fragment_shard, p=p), ((sh,) for sh in doc_shards(pages)), workers)
+    yield from at_least_one((_conform(part, FRAGMENTS) for part in parts), FRAGMENTS)
 
 
 def affordance_stage(fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataFrame], p: AffordanceParams,
