@@ -248,9 +248,19 @@ class Params(_Strict):
     trees: TreeParams = TreeParams()
     evaluation: EvalParams = EvalParams()
 
+    def read(self, *sections: str) -> dict:
+        """The parameters a stage reads: whole sections ("trees"), or single keys ("evaluation.chunk_tokens")
+        when a stage needs only those, so changing the section's other keys does not recompute it."""
+        out = {}
+        for s in sections:
+            section, _, key = s.partition(".")
+            values = getattr(self, section).model_dump()
+            out[s] = values[key] if key else values
+        return out
+
     def section_hash(self, *sections: str) -> str:
-        """Canonical hash of the parameter sections a stage reads."""
-        return sha256_hex(canonical_json({s: getattr(self, s).model_dump() for s in sections}))
+        """Canonical hash of the parameters a stage reads (`read`)."""
+        return sha256_hex(canonical_json(self.read(*sections)))
 
     def hash(self) -> str:
         return sha256_hex(canonical_json(self.model_dump()))

@@ -9,7 +9,6 @@ to `reports/<run>/stage_log.jsonl` so the runner can say what was reused.
 from __future__ import annotations
 
 import inspect
-import itertools
 import json
 import os
 import time
@@ -27,6 +26,7 @@ from . import evaluation as evaluation_mod
 from . import retrieval as retrieval_mod
 from . import simulation as simulation_mod
 from . import trees as trees_mod
+from . import workers as workers_mod
 from . import classes as classes_mod
 from . import density as density_mod
 from . import evidence as evidence_mod
@@ -206,21 +206,34 @@ def _simulation_stage(wb: "Workbench"):
         yield {"simulations": sims}
 
 
-def _evaluation_task(kind: str, wb: "Workbench", payload: pl.DataFrame) -> pl.DataFrame:
-    """A pool task of the evaluation (`wb` arrives with its input artifacts resolved): the Qspace
-    or ask strategy's retrievals on the resolved questions, or the BM25 chunks of a shard of pages."""
+def _chunk_shard(p, pages: pl.DataFrame) -> pl.DataFrame:
+    """The BM25 baseline's chunks of a shard of pages (a pool task)."""
+    return pl.concat(baselines_mod.chunk_batches(document_text(pages.lazy()).collect(), p))
+
+
+def _chunks_stage(wb: "Workbench"):
+    """The BM25 baseline's fixed-token chunks of the whole corpus, cut shard by shard in the pool.
+    Tokenizing the corpus is the evaluation's largest cost, and the chunks read only the chunk
+    size and the encoding: as their own stage, a sweep of any other parameter reuses them."""
     p = wb.params.evaluation
-    if kind == "chunks":
-        return pl.concat(baselines_mod.chunk_batches(document_text(payload.lazy()).collect(), p))
+    parts = shards_mod.run_tasks(_chunk_shard, ((p, pages) for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages"))), wb.workers)
+    for part in shards_mod.at_least_one(parts, baselines_mod.CHUNK):
+        yield {"chunks": part}
+
+
+def _strategy_task(kind: str, wb: "Workbench", resolved: pl.DataFrame) -> pl.DataFrame:
+    """The Qspace or ask strategy's retrievals on the resolved questions (a pool task: `wb` arrives
+    with its input artifacts resolved)."""
+    p = wb.params.evaluation
     if kind == "qspace":
-        return retrieval_mod.qspace(payload, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+        return retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
                                     wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances)
-    return ask_mod.ask_strategy(payload, wb, p)
+    return ask_mod.ask_strategy(resolved, wb, p)
 
 
 def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
-    """Every strategy on the gold questions. The corpus is read in batches (its text for the BM25
-    chunks, its fragments and sentences for the Qspace and ask rankings): corpus-wide statistics
+    """Every strategy on the gold questions. The corpus is read in batches (its stored chunks for
+    BM25, its fragments and sentences for the Qspace and ask rankings): corpus-wide statistics
     are counted batch by batch, and only the questions' own documents are kept whole."""
     p = wb.params.evaluation
     inv = wb.read("corpus", "inventory")
@@ -231,14 +244,11 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     gold_docs = inv.join(gold.select(pl.col("document").alias("path")).unique(), on="path", how="semi").select("doc_id")
     docs = document_text(wb.scan("corpus", "pages").join(gold_docs.lazy(), on="doc_id", how="semi")).collect()
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
-    # The strategies are independent. With a pool, Qspace and ask start first, one per worker; the
-    # corpus is then cut into BM25 chunks shard by shard (tokenizing it is the evaluation's
-    # largest cost) by whichever worker is free, while this process counts the chunks' terms and
-    # runs the baselines as the shards arrive.
-    shard_tasks = (("chunks", wb, pages) for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages")))
-    results = shards_mod.run_tasks(_evaluation_task, itertools.chain([("qspace", wb, resolved), ("ask", wb, resolved)], shard_tasks), wb.workers)
-    runs = [next(results), next(results)]
-    runs.append(baselines_mod.run_baselines(resolved, None, wb.scan("fragments"), p, chunked=results))
+    # The strategies are independent: Qspace and ask start in the pool, one per worker, while this
+    # process runs the baselines over the stored chunks (the corpus's BM25 counts) and the fragments.
+    strategies = workers_mod.started(_strategy_task, [("qspace", wb, resolved), ("ask", wb, resolved)], wb.workers)
+    baselines = baselines_mod.run_baselines(resolved, None, wb.scan("fragments"), p, chunked=wb.artifact("chunks").batches())
+    runs = [result() for result in strategies] + [baselines]
     retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
     pq = evaluation_mod.per_query(retrievals, resolved, p)
     return {"gold": resolved, "retrievals": retrievals, "per_query": pq,
@@ -260,7 +270,9 @@ STAGES: dict[str, Stage] = {
         Stage("trees", "1", ("trees",), ("fragments", "evidence", "prototypes", "density", "classes"), _trees_stage,
               "candidate retrieval trees and J(T)", (trees_mod, tokens_mod, exprs_mod, ids_mod)),
         Stage("simulation", "1", (), ("affordances", "trees"), _simulation_stage, "traversal simulation", (simulation_mod, trees_mod, exprs_mod)),
-        Stage("evaluation", "1", ("evaluation",), ("corpus", "fragments", "affordances", "prototypes", "evidence", "density", "trees"),
+        Stage("chunks", "1", ("evaluation.chunk_tokens", "evaluation.encoding"), ("corpus",), _chunks_stage,
+              "fixed-token chunks of the BM25 baseline", (baselines_mod, tokens_mod, shards_mod)),
+        Stage("evaluation", "1", ("evaluation",), ("corpus", "fragments", "affordances", "prototypes", "evidence", "density", "trees", "chunks"),
               _evaluation_stage, "measured evaluation of every strategy", (evaluation_mod, baselines_mod, retrieval_mod, ask_mod, questions_mod, tokens_mod,
                                                                             exprs_mod, affordances_mod)),
     ]
@@ -351,7 +363,7 @@ class Workbench:
             tables = st.fn(self)
             manifest = {
                 "version": st.code_version,
-                "params": {s: getattr(self.params, s).model_dump() for s in st.sections},
+                "params": self.params.read(*st.sections),
                 "inputs": {i: self.artifact(i).artifact_id for i in st.inputs},
             }
             art = self.store.put(stage, aid, tables, manifest)

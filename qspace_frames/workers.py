@@ -10,6 +10,7 @@ import atexit
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 
 _pools: dict[int, ProcessPoolExecutor] = {}
 
@@ -52,6 +53,24 @@ def imap(fn, tasks, workers: int, ahead: int | None = None):
     finally:
         for f in pending:
             f.cancel()
+
+
+def started(fn, tasks, workers: int) -> list:
+    """`fn(*task)` for each task, started now in the pool while this process goes on with its own
+    work; returns, per task, a function that waits for its result. With one worker a task runs in
+    this process when its result is asked for."""
+    if workers <= 1:
+        return [partial(fn, *task) for task in tasks]
+    ex = pool(workers)
+    return [partial(_result, ex.submit(fn, *task), workers) for task in tasks]
+
+
+def _result(future, workers: int):
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        _pools.pop(workers, None)  # as in imap: a crashed worker must not fail every later stage
+        raise
 
 
 atexit.register(shutdown)

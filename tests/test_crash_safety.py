@@ -27,7 +27,7 @@ from qspace_frames.store import CRASH_ENV, MANIFEST
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["policy/procurement_policy.md", "finance/budget_guidelines_fy2026.txt", "finance/approval_matrix.xlsx"]
 STAGES = ["corpus", "fragments", "affordances", "prototypes", "classes", "density", "proximity", "evidence",
-          "graph", "trees", "simulation", "evaluation"]
+          "graph", "trees", "simulation", "chunks", "evaluation"]
 
 # (stage, point, n): every point of the write protocol, across early, middle and late stages
 CRASH_POINTS = [

@@ -338,7 +338,7 @@ def make_hostile_corpus(root: Path, http_url: str = "http://127.0.0.1:9/evil.dtd
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES_TO_RUN = ["corpus", "fragments", "affordances", "prototypes", "classes", "density", "proximity",
-                 "evidence", "graph", "trees", "simulation", "evaluation"]
+                 "evidence", "graph", "trees", "simulation", "chunks", "evaluation"]
 RUNNER = textwrap.dedent("""
     import json, sys
     from pathlib import Path

