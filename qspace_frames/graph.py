@@ -19,11 +19,15 @@ Every edge endpoint is a node: edges naming an unknown prototype or class are dr
 """
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from .exprs import exact_sum
 from .schemas import conform
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 GRAPH_NODES = {
     "node_id": pl.String,
@@ -136,6 +140,8 @@ def graph(
 
 def to_networkx(nodes: pl.DataFrame, edges: pl.DataFrame) -> nx.DiGraph:
     """A DiGraph with every node and edge column copied as attributes, built in the frames' sorted order."""
+    import networkx as nx  # here, not at the top: every pool worker imports this module and never needs it
+
     g = nx.DiGraph()
     for r in nodes.sort(["node_type", "node_id"]).iter_rows(named=True):
         g.add_node(r.pop("node_id"), **r)
