@@ -16,6 +16,7 @@ from .baselines import Bm25Counts, _load_in_order, _queries, _term_counts, count
 from .evaluation import RETRIEVALS
 from .params import EvalParams
 from .questions import Dictionary, answer_types, load_dictionary, parse_questions
+from .retrieval import selected_leaves
 
 ANSWERS = {
     "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,
@@ -70,13 +71,11 @@ def _unit_batches(wb):
 
 def _leaf_intents(wb) -> pl.DataFrame:
     """(fragment_id, span_start, intent): sentences that are evidence leaves of a selected tree."""
-    # scans with projections: the node table is the largest of the run, only its leaves are needed
-    leaves = wb.scan("trees", "tree_nodes").filter(pl.col("kind") == "leaf").select("tree_id", "fragment_id", "evidence_id", "span_start")
-    sel = wb.scan("trees", "tree_scores").filter(pl.col("selected")).select("tree_id")
+    leaves = selected_leaves(wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"))
     ev = wb.scan("evidence").select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
     protos = wb.scan("prototypes").select("prototype_id", "intent")
     return (
-        leaves.join(sel, on="tree_id").select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
+        leaves.select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
         .join(ev, on="evidence_id").join(protos, on="prototype_id").select("fragment_id", "char_start", "intent").unique()
         .collect().sort("fragment_id", "char_start", "intent")
     )

@@ -215,7 +215,9 @@ def _chunks_stage(wb: "Workbench"):
     """The BM25 baseline's fixed-token chunks of the whole corpus, cut shard by shard in the pool.
     Tokenizing the corpus is the evaluation's largest cost, and the chunks read only the chunk
     size and the encoding: as their own stage, a sweep of any other parameter reuses them."""
-    p = wb.params.evaluation
+    # only the keys the artifact id covers reach the chunker; every other setting is its default
+    e = wb.params.evaluation
+    p = type(e)(chunk_tokens=e.chunk_tokens, encoding=e.encoding)
     parts = shards_mod.run_tasks(_chunk_shard, ((p, pages) for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages"))), wb.workers)
     for part in shards_mod.at_least_one(parts, baselines_mod.CHUNK):
         yield {"chunks": part}

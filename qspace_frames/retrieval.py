@@ -56,6 +56,16 @@ def fragment_terms(units: pl.DataFrame, sents: pl.DataFrame, s_dl: pl.DataFrame,
     return dl, tf
 
 
+def selected_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
+    """(fragment_id, evidence_id, span_start, depth) of every evidence leaf of a selected tree.
+    The node table is the largest the evaluation reads: its rows are kept or dropped as they are
+    read (the selected tree ids are a set the scan filters by, not a join), so it never sits in
+    memory whole (a join held 0.6 GB more at x16)."""
+    selected = scores.filter(pl.col("selected")).select("tree_id").collect()["tree_id"]
+    return nodes.filter((pl.col("kind") == "leaf") & pl.col("tree_id").is_in(selected.implode())).select(
+        "fragment_id", "evidence_id", "span_start", "depth")
+
+
 def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl.LazyFrame, density: pl.LazyFrame,
            nodes: pl.LazyFrame, scores: pl.LazyFrame, p: EvalParams, ap: AffordanceParams | None = None) -> pl.DataFrame:
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
@@ -110,8 +120,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         cand.group_by("query_id").agg(pl.col("prototype_id").sort().str.join("|").alias("_key"))
         .with_columns(pl.col("_key").rank("dense").cast(pl.Int64).alias("_s")).drop("_key")
     )
-    selected = scores.filter(pl.col("selected")).select("tree_id")
-    leaves = nodes.join(selected, on="tree_id").filter(pl.col("kind") == "leaf").select("fragment_id", "evidence_id", "span_start", "depth")
+    leaves = selected_leaves(nodes, scores)
     answers = (
         evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
         .join(cand.lazy().select("prototype_id").unique(), on="prototype_id", how="semi")
