@@ -44,7 +44,7 @@ from . import schemas as schemas_mod
 from . import shards as shards_mod
 from . import tokens as tokens_mod
 from .pages import document_text, load_documents
-from .params import Params, load_params
+from .params import EvalParams, Params, load_params
 from .store import Artifact, Store, artifact_id
 
 
@@ -217,7 +217,7 @@ def _chunks_stage(wb: "Workbench"):
     size and the encoding: as their own stage, a sweep of any other parameter reuses them."""
     # only the keys the artifact id covers reach the chunker; every other setting is its default
     e = wb.params.evaluation
-    p = type(e)(chunk_tokens=e.chunk_tokens, encoding=e.encoding)
+    p = EvalParams(chunk_tokens=e.chunk_tokens, encoding=e.encoding)
     parts = shards_mod.run_tasks(_chunk_shard, ((p, pages) for pages in shards_mod.doc_shards(wb.artifact("corpus").batches("pages"))), wb.workers)
     for part in shards_mod.at_least_one(parts, baselines_mod.CHUNK):
         yield {"chunks": part}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 
 _pools: dict[int, ProcessPoolExecutor] = {}
@@ -22,6 +21,7 @@ def _warm() -> None:
 
 def pool(workers: int) -> ProcessPoolExecutor:
     ex = _pools.get(workers)
+    # a pool whose worker crashed is replaced: one crashed task must not fail every later stage
     if ex is None or getattr(ex, "_broken", False):
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_warm)
         _pools[workers] = ex
@@ -47,9 +47,6 @@ def imap(fn, tasks, workers: int, ahead: int | None = None):
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
-    except BrokenProcessPool:
-        _pools.pop(workers, None)  # a crashed worker must not fail every later stage of the process
-        raise
     finally:
         for f in pending:
             f.cancel()
@@ -62,15 +59,7 @@ def started(fn, tasks, workers: int) -> list:
     if workers <= 1:
         return [partial(fn, *task) for task in tasks]
     ex = pool(workers)
-    return [partial(_result, ex.submit(fn, *task), workers) for task in tasks]
-
-
-def _result(future, workers: int):
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        _pools.pop(workers, None)  # as in imap: a crashed worker must not fail every later stage
-        raise
+    return [ex.submit(fn, *task).result for task in tasks]
 
 
 atexit.register(shutdown)

@@ -185,3 +185,19 @@ def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypat
     assert set(one["retrievals"]["strategy"]) >= {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
     for k in one:
         assert one[k].equals(pooled[k]), k
+
+
+def test_a_crashed_worker_fails_its_call_and_the_next_call_gets_a_new_pool():
+    """A worker that dies raises BrokenProcessPool where its result is awaited (`imap` or
+    `started`), and the broken pool is dropped: the next call in the same process works."""
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    from qspace_frames import workers
+
+    with pytest.raises(BrokenProcessPool):
+        [result() for result in workers.started(os._exit, [(3,)], 2)]
+    assert list(workers.imap(abs, [(-1,), (-2,)], 2)) == [1, 2]
+    with pytest.raises(BrokenProcessPool):
+        list(workers.imap(os._exit, [(3,), (4,)], 2))
+    assert [result() for result in workers.started(abs, [(-5,)], 2)] == [5]
