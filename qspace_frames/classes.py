@@ -102,17 +102,67 @@ def jaccard_distances(x: np.ndarray) -> np.ndarray:
     return 1.0 - np.divide(inter, union, out=np.zeros(inter.shape, dtype=np.float64), where=union > 0)
 
 
+def average_linkage_merges(dist: np.ndarray) -> np.ndarray:
+    """The n - 1 merges of average-linkage (UPGMA) clustering of a square distance matrix, as
+    rows (a, b, distance, size) in the order and numbering SciPy's `linkage(method="average")`
+    gives (scikit-learn's AgglomerativeClustering calls it), ties included: leaves are 0..n-1 and
+    the m-th merge makes cluster n + m.
+
+    Merges are found by the nearest-neighbour chain (Muellner 2011): follow nearest neighbours
+    from a cluster until two are each other's, merge them. Ties go to the chain's previous cluster,
+    then to the lowest index; a merged cluster takes the higher index of its two, with
+    distances (n_a d(a, i) + n_b d(b, i)) / (n_a + n_b). The merges, stably sorted by distance, are
+    then numbered in that order."""
+    n = dist.shape[0]
+    d = np.array(dist, dtype=np.float64)
+    size = np.ones(n, dtype=np.int64)
+    idx = np.arange(n)
+    found = np.empty((max(n - 1, 0), 4))
+    chain: list[int] = []
+    for m in range(n - 1):
+        if not chain:
+            chain.append(int(np.flatnonzero(size)[0]))
+        while True:
+            x = chain[-1]
+            row = np.where((size > 0) & (idx != x), d[x], np.inf)
+            y = int(np.argmin(row))  # the first index of the least distance
+            if len(chain) > 1 and not row[y] < d[x, chain[-2]]:
+                y = chain[-2]
+                break
+            chain.append(y)
+        del chain[-2:]
+        x, y = min(x, y), max(x, y)
+        nx, ny = size[x], size[y]
+        found[m] = (x, y, d[x, y], nx + ny)
+        size[x], size[y] = 0, nx + ny
+        live = np.flatnonzero(size > 0)
+        live = live[live != y]
+        d[y, live] = d[live, y] = (nx * d[x, live] + ny * d[y, live]) / (nx + ny)
+    merges = found[np.argsort(found[:, 2], kind="stable")]
+    # number the clusters in merge order: a slot stands for the latest cluster that holds it
+    top, members = np.arange(2 * n - 1), np.ones(2 * n - 1, dtype=np.int64)
+
+    def root(i: int) -> int:
+        while top[i] != i:
+            i = top[i]
+        return i
+
+    for m in range(n - 1):
+        a, b = sorted((root(int(merges[m, 0])), root(int(merges[m, 1]))))
+        top[a] = top[b] = n + m
+        members[n + m] = members[a] + members[b]
+        merges[m, 0], merges[m, 1], merges[m, 3] = a, b, members[n + m]
+    return merges
+
+
 def average_linkage_labels(dist: np.ndarray, k: int) -> np.ndarray:
     """Average-linkage agglomerative clusters of a precomputed distance matrix, cut at k clusters:
     the partition scikit-learn's AgglomerativeClustering(n_clusters=k, metric="precomputed",
-    linkage="average") gives, computed the way it computes it (SciPy's linkage over the condensed
-    matrix, then the clusters left after the first n - k merges) without importing scikit-learn
-    (170 MB and a second of start-up for one call). Labels are each cluster's top merge node."""
-    from scipy.cluster.hierarchy import linkage
-
+    linkage="average") gives (the clusters left after the first n - k merges), without importing
+    scikit-learn or SciPy (a second of start-up for one small call). Labels are each cluster's
+    top merge node."""
     n = dist.shape[0]
-    i, j = np.triu_indices(n, k=1)
-    merges = linkage(dist[i, j], method="average")
+    merges = average_linkage_merges(dist)
     parent = np.arange(2 * n - 1)
     for m in range(n - k):
         a, b = int(merges[m, 0]), int(merges[m, 1])

@@ -343,3 +343,23 @@ def test_average_linkage_is_scikit_learns_partition():
         got = average_linkage_labels(d, k)
         part = lambda labels: sorted(tuple(np.flatnonzero(labels == v)) for v in np.unique(labels))  # noqa: E731
         assert part(got) == part(want), (n, k)
+
+
+def test_average_linkage_merges_are_scipys_linkage():
+    """The nearest-neighbour chain replays SciPy's average linkage merge for merge: the same pairs,
+    distances, sizes and numbering, also where many distances tie."""
+    import numpy as np
+    from scipy.cluster.hierarchy import linkage
+
+    from qspace_frames.classes import average_linkage_merges, jaccard_distances
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(2, 50))
+        if trial % 2:  # quarter steps: ties everywhere
+            d = np.triu(np.round(rng.random((n, n)) * 4) / 4, 1)
+            d = d + d.T
+        else:
+            d = jaccard_distances((rng.random((n, int(rng.integers(2, 10)))) < rng.uniform(0.1, 0.6)).astype(np.int8))
+        i, j = np.triu_indices(n, k=1)
+        np.testing.assert_array_equal(average_linkage_merges(d), linkage(d[i, j], method="average"), err_msg=f"trial {trial}")
