@@ -171,7 +171,8 @@ def _trees_shard(wb: "Workbench", ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Da
     input artifacts resolved; the fragments and edges are read from the store, only those used)."""
     direct = wb.scan("prototypes", "fragment_question_edges").filter(pl.col("support") == "direct").select("fragment_id", "prototype_id", "support")
     small = [wb.scan(*k.split("/")) for k in ("prototypes", "density", "classes/memberships", "classes", "evidence/codemand")]
-    return trees_mod.compile_trees(wb.scan("fragments"), ev.lazy(), direct, *small, wb.params.trees)
+    return trees_mod.compile_trees(wb.scan("fragments"), ev.lazy(), direct, *small, wb.params.trees,
+                                   fragment_encoding=wb.params.fragments.encoding)
 
 
 def _trees_stage(wb: "Workbench"):

@@ -136,19 +136,25 @@ def _grouping(leaves: pl.LazyFrame, codemand: pl.LazyFrame, p: TreeParams) -> pl
     return pl.concat([x for x in parts if x is not None]).filter(pl.col("candidate").is_in(p.candidates))
 
 
-def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, classes, codemand, p: TreeParams) -> pl.LazyFrame:
+def tree_nodes(fragments, evidence, edges, prototypes, density, memberships, classes, codemand, p: TreeParams,
+               fragment_encoding: str | None = None) -> pl.LazyFrame:
     """Every candidate tree of every fragment with evidence, as one node frame (schema TREE_NODES).
 
     Built eagerly, once: the evidence units (with the token count of their supporting span,
-    counted once per distinct span), their groupings, then the roots, groups and leaves. Siblings
+    counted once per distinct span, or taken from the fragment's `n_tokens` when the span is its
+    whole fragment and `fragment_encoding`, the one that count used, is `p.encoding`), their groupings, then the roots, groups and leaves. Siblings
     are ordered by (sort, key), so a node's place is its path of (sort, key) pairs from the root:
     one sort by path gives the depth-first order, and preorder, sibling order and parent id
     follow from it with forward fills, with no self-join and no per-parent group."""
     lv = _leaves(fragments, evidence, edges, prototypes, density, memberships, classes)
-    # the tokens a reader loads at a leaf: its supporting span, counted once per distinct span
-    spans = lv.select("span").unique()
+    # the tokens a reader loads at a leaf: its supporting span. A span that is its whole fragment
+    # (the same code points of the document) was counted with the fragment, a third of them on
+    # CUAD; the others are counted here, once per distinct span
+    whole = (pl.col("span_start") == pl.col("frag_start")) & (pl.col("span_end") == pl.col("frag_end"))
+    known = lv.filter(whole & (fragment_encoding == p.encoding)).select("span", pl.col("frag_tokens").alias("span_tokens")).unique("span")
+    spans = lv.select("span").unique().join(known, on="span", how="anti")
     spans = spans.with_columns(pl.Series("span_tokens", count_tokens(spans["span"].to_list(), p.encoding), dtype=pl.Int64))
-    lv = lv.join(spans, on="span", how="left").drop("span")
+    lv = lv.join(pl.concat([known, spans]), on="span", how="left").drop("span")
     # every candidate arranges every leaf of its fragment: one tree per (fragment, candidate)
     heading = pl.col("heading_path").list.join(" > ")
     trees = (
@@ -366,9 +372,10 @@ BATCH_UNITS = 25_000  # evidence units compiled per step: intermediate frames st
 
 def compile_trees(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.LazyFrame, prototypes: pl.LazyFrame,
                   density: pl.LazyFrame, memberships: pl.LazyFrame, classes: pl.LazyFrame, codemand: pl.LazyFrame,
-                  p: TreeParams, batch_units: int = BATCH_UNITS) -> tuple[pl.DataFrame, pl.DataFrame]:
+                  p: TreeParams, batch_units: int = BATCH_UNITS, fragment_encoding: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(tree_nodes, tree_scores) of every fragment with evidence: `tree_nodes` then `tree_scores`,
     over consecutive ranges of fragment ids holding about `batch_units` evidence units each.
+    `fragment_encoding` is the encoding of the fragments' `n_tokens` (see `tree_nodes`).
 
     A tree depends only on its own fragment (and the corpus-wide prototypes, densities and
     co-demand), so the batches give exactly the rows one pass would, in the same order."""
@@ -389,7 +396,7 @@ def compile_trees(fragments: pl.LazyFrame, evidence: pl.LazyFrame, edges: pl.Laz
     nodes, scores = [], []
     for key in batch["_b"].unique().sort().to_list():
         f, e, d = (part.pop((key,), none).lazy() for part, none in zip(parts, empty))
-        n = tree_nodes(f, e, d, *small, p).collect()
+        n = tree_nodes(f, e, d, *small, p, fragment_encoding).collect()
         scores.append(tree_scores(n.lazy(), e, d, small[0], small[1], f, p).collect())
         nodes.append(n)
     if not nodes:  # no evidence anywhere: empty frames of the declared schemas

@@ -52,3 +52,22 @@ def test_order_preorder_and_parents_follow_their_definitions(sample):
     with_parent = n.join(nodes.select("tree_id", "preorder", "parent_id"), on=["tree_id", "preorder"]).join(
         parents.select("tree_id", "parent_id", "_pp"), on=["tree_id", "parent_id"], how="left")
     assert with_parent.filter(pl.col("depth") > 0).select((pl.col("_p") == pl.col("_pp")).all()).item()
+
+
+def test_a_span_that_is_its_whole_fragment_takes_the_fragments_count(sample):
+    """Leaf tokens are the span's own count whether it is counted in the tree stage or taken from
+    its fragment (a span with the fragment's offsets is the fragment's text), and the sample has such spans."""
+    from qspace_frames.tokens import count_tokens
+
+    r = [sample.scan(*k.split("/")) for k in INPUTS]
+    counted, _ = compile_trees(*r, sample.params.trees)
+    reused, _ = compile_trees(*r, sample.params.trees, fragment_encoding=sample.params.fragments.encoding)
+    assert reused.equals(counted)
+    frags = sample.read("fragments").select("fragment_id", "char_start", "char_end")
+    whole = (
+        reused.filter(pl.col("kind") == "leaf").join(frags, on="fragment_id")
+        .filter((pl.col("span_start") == pl.col("char_start")) & (pl.col("span_end") == pl.col("char_end")))
+        .join(sample.read("evidence").select("evidence_id", "span"), on="evidence_id")
+    )
+    assert whole.height > 0
+    assert whole["tokens"].to_list() == count_tokens(whole["span"].to_list(), sample.params.trees.encoding)
