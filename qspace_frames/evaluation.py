@@ -282,13 +282,17 @@ def silver_gold(affordances: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFram
         _lazy(inventory).filter(pl.col("load_status") == "loaded")
         .group_by("doc_id").agg(pl.col("path").min().alias("document"))
     )
-    direct = (
-        _lazy(affordances).filter(pl.col("support") == "direct")
-        .sort(["intent", "confidence", "affordance_id"], descending=[False, True, False])
-        .with_columns(pl.int_range(1, pl.len() + 1).over("intent").alias("_rank"))
-    )
+    direct = _lazy(affordances).filter(pl.col("support") == "direct")
     if max_per_intent is not None:
-        direct = direct.filter(pl.col("_rank") <= max_per_intent)
+        # each intent's best, chosen on three narrow columns; only those rows are then read whole
+        # (sorting every affordance with its question text held 0.5 GB at CUAD x16)
+        best = (
+            direct.select("affordance_id", "intent", "confidence")
+            .sort(["intent", "confidence", "affordance_id"], descending=[False, True, False])
+            .filter(pl.int_range(1, pl.len() + 1).over("intent") <= max_per_intent)
+            .select("affordance_id").collect()
+        )
+        direct = direct.filter(pl.col("affordance_id").is_in(best["affordance_id"].implode()))
     span = pl.struct(pl.col("span_start").cast(pl.Int64).alias("start"), pl.col("span_end").cast(pl.Int64).alias("end"))
     out = (
         direct.join(paths, on="doc_id", how="inner")
