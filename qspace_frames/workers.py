@@ -12,10 +12,13 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 _pools: dict[int, ProcessPoolExecutor] = {}
+_in_worker = False  # set in the pool's own workers: their tasks run what they start in themselves
 
 
 def _warm() -> None:
     """Import what every task needs once per worker, while the parent is still preparing work."""
+    global _in_worker
+    _in_worker = True
     from . import affordances, fragments, loaders  # noqa: F401
 
 
@@ -39,6 +42,9 @@ def imap(fn, tasks, workers: int, ahead: int | None = None):
     the results are consumed: inputs and outputs held at once stay bounded by a few shards."""
     from collections import deque
 
+    if _in_worker:  # a pool inside a worker outlives it: the worker's exit would wait on it for ever
+        yield from (fn(*task) for task in tasks)
+        return
     ex, pending = pool(workers), deque()
     try:
         for task in tasks:
@@ -56,7 +62,7 @@ def started(fn, tasks, workers: int) -> list:
     """`fn(*task)` for each task, started now in the pool while this process goes on with its own
     work; returns, per task, a function that waits for its result. With one worker a task runs in
     this process when its result is asked for."""
-    if workers <= 1:
+    if workers <= 1 or _in_worker:
         return [partial(fn, *task) for task in tasks]
     ex = pool(workers)
     return [ex.submit(fn, *task).result for task in tasks]

@@ -201,3 +201,31 @@ def test_a_crashed_worker_fails_its_call_and_the_next_call_gets_a_new_pool():
     with pytest.raises(BrokenProcessPool):
         list(workers.imap(os._exit, [(3,), (4,)], 2))
     assert [result() for result in workers.started(abs, [(-5,)], 2)] == [5]
+
+
+NESTED = '''
+from qspace_frames import workers
+
+def square(x):
+    return x * x
+
+def nested(n):  # a pool task that itself asks for the pool
+    return list(workers.imap(square, [(i,) for i in range(n)], 2)) + [f() for f in workers.started(square, [(n,)], 2)]
+
+if __name__ == "__main__":
+    print([f() for f in workers.started(nested, [(3,), (4,)], 2)])
+'''
+
+
+def test_a_task_that_asks_for_the_pool_runs_its_work_itself_and_the_run_exits(tmp_path):
+    """A worker that started a pool of its own would wait for it at exit, and so would the run
+    (a stage computed inside a pool task does this): inside a worker, work runs in the worker."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "nested_task.py").write_text(NESTED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    out = subprocess.run([sys.executable, "nested_task.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[[0, 1, 4, 9], [0, 1, 4, 9, 16]]"
