@@ -141,14 +141,8 @@ def average_linkage_merges(dist: np.ndarray) -> np.ndarray:
     merges = found[np.argsort(found[:, 2], kind="stable")]
     # number the clusters in merge order: a slot stands for the latest cluster that holds it
     top, members = np.arange(2 * n - 1), np.ones(2 * n - 1, dtype=np.int64)
-
-    def root(i: int) -> int:
-        while top[i] != i:
-            i = top[i]
-        return i
-
     for m in range(n - 1):
-        a, b = sorted((root(int(merges[m, 0])), root(int(merges[m, 1]))))
+        a, b = sorted((_top(top, int(merges[m, 0])), _top(top, int(merges[m, 1]))))
         top[a] = top[b] = n + m
         members[n + m] = members[a] + members[b]
         merges[m, 0], merges[m, 1], merges[m, 3] = a, b, members[n + m]
@@ -163,17 +157,17 @@ def average_linkage_labels(dist: np.ndarray, k: int) -> np.ndarray:
     top merge node."""
     n = dist.shape[0]
     merges = average_linkage_merges(dist)
-    parent = np.arange(2 * n - 1)
+    top = np.arange(2 * n - 1)
     for m in range(n - k):
-        a, b = int(merges[m, 0]), int(merges[m, 1])
-        parent[a] = parent[b] = n + m
-    labels = np.arange(n)
-    for _ in range(n):  # climb to each leaf's top node; a path is never longer than n
-        up = parent[labels]
-        if (up == labels).all():
-            break
-        labels = up
-    return labels
+        top[int(merges[m, 0])] = top[int(merges[m, 1])] = n + m
+    return np.array([_top(top, i) for i in range(n)], dtype=np.int64)
+
+
+def _top(top: np.ndarray, i: int) -> int:
+    """The latest cluster holding node i, where `top` points each merged node at its merge."""
+    while top[i] != i:
+        i = int(top[i])
+    return i
 
 
 def _cluster(prototypes: pl.DataFrame, p: ClassParams) -> pl.DataFrame:
