@@ -32,6 +32,8 @@ from pathlib import Path
 
 import polars as pl
 
+from .workers import shipped_bytes
+
 CUAD = Path("..") / "shared" / "corpora" / "contracts-cuad"
 SCALES = {"x1": 1, "x4": 4, "x16": 16}
 DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1")
@@ -126,7 +128,8 @@ def _children_cpu() -> float:
 
 
 def _tree_rss_mb(pid: int) -> float:
-    """RSS summed over a process and all its descendants (from /proc), MB; 0 where /proc is missing."""
+    """RSS summed over a process and all its descendants (from /proc), plus the frames in transit
+    between the process and its pool (files in shared memory), MB; 0 where /proc is missing."""
     parents: dict[int, list[int]] = {}
     for d in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if d.isdigit():
@@ -145,7 +148,7 @@ def _tree_rss_mb(pid: int) -> float:
                 total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
         except (OSError, ValueError, IndexError):
             pass
-    return total
+    return total + shipped_bytes(pid) / 2**20
 
 
 class TreeSampler:

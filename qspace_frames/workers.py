@@ -3,37 +3,135 @@
 The per-document stages (load, fragment, detect) each used to start their own pool; a spawned
 worker pays about a second to import Polars, tiktoken and the package, three times a run. The
 pool is spawned, not forked: forking a process whose Polars thread pool is running can deadlock.
+
+A task's frames go in and come back through files in shared memory (Arrow IPC, read back
+without a copy) instead of the pickle pipe, which copies every byte several times: the trees'
+nodes alone cost the run a second of kernel time that way.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
+import os
+import shutil
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
-_pools: dict[int, ProcessPoolExecutor] = {}
+import polars as pl
+
+from .store import _alive
+
+_pools: dict[int, tuple[ProcessPoolExecutor, Path]] = {}
 _in_worker = False  # set in the pool's own workers: their tasks run what they start in themselves
+_ship_dir: Path | None = None  # in a worker: where its result frames are written
+SHIP_BYTES = 1 << 20  # frames smaller than this go through the pipe: a file is not worth it
+SHM = Path("/dev/shm")  # memory, not disk; elsewhere (no /dev/shm) the temporary folder
 
 
-def _warm() -> None:
+def _warm(ship_dir: str) -> None:
     """Import what every task needs once per worker, while the parent is still preparing work."""
-    global _in_worker
-    _in_worker = True
+    global _in_worker, _ship_dir
+    _in_worker, _ship_dir = True, Path(ship_dir)
     from . import affordances, fragments, loaders  # noqa: F401
 
 
-def pool(workers: int) -> ProcessPoolExecutor:
-    ex = _pools.get(workers)
+@dataclass(frozen=True)
+class _Shipped:
+    """A frame written to `path` by one side of the pool; the other side reads it and deletes the file."""
+    path: str
+
+
+def _ship(obj, folder: Path):
+    """`obj` with its large frames (also inside tuples, lists and dicts) written to files in `folder`."""
+    if isinstance(obj, pl.DataFrame) and obj.estimated_size() >= SHIP_BYTES:
+        fd, path = tempfile.mkstemp(dir=folder, suffix=".arrow")
+        os.close(fd)
+        obj.write_ipc(path, compression="uncompressed")
+        return _Shipped(path)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_ship(o, folder) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _ship(v, folder) for k, v in obj.items()}
+    return obj
+
+
+def _land(obj, keep: bool = True):
+    """The inverse of `_ship`: each frame maps its file, whose name is removed at once (the mapping
+    keeps its pages until the frame is dropped). `keep=False` only removes the files."""
+    if isinstance(obj, _Shipped):
+        try:
+            return pl.read_ipc(obj.path) if keep else None
+        finally:
+            os.unlink(obj.path)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_land(o, keep) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _land(v, keep) for k, v in obj.items()}
+    return obj
+
+
+def _call(fn, task: tuple):
+    """A task as a worker runs it: frames in and out through shared memory."""
+    return _ship(fn(*_land(task)), _ship_dir)
+
+
+def _ship_root() -> Path:
+    return SHM if SHM.is_dir() and os.access(SHM, os.W_OK) else Path(tempfile.gettempdir())
+
+
+def _sweep(root: Path) -> None:
+    """Remove the ship folders of runs that died (their pid is gone): shared memory is freed only by deleting."""
+    for d in root.glob("qspace-ship-*-*"):
+        pid = d.name.rsplit("-", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def shipped_bytes(pid: int) -> int:
+    """Bytes of the frames in transit between the process `pid` and its pool: memory no process's
+    RSS shows until a frame is read."""
+    total = 0
+    for d in _ship_root().glob(f"qspace-ship-{pid}-*"):
+        for f in d.iterdir():
+            with contextlib.suppress(OSError):
+                total += f.stat().st_size
+    return total
+
+
+def _pool(workers: int) -> tuple[ProcessPoolExecutor, Path]:
+    ex, ship = _pools.get(workers, (None, None))
     # a pool whose worker crashed is replaced: one crashed task must not fail every later stage
     if ex is None or getattr(ex, "_broken", False):
-        ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_warm)
-        _pools[workers] = ex
-    return ex
+        if ship is not None:
+            shutil.rmtree(ship, ignore_errors=True)
+        root = _ship_root()
+        _sweep(root)
+        ship = Path(tempfile.mkdtemp(prefix=f"qspace-ship-{os.getpid()}-", dir=root))
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_warm, initargs=(str(ship),))
+        _pools[workers] = ex, ship
+    return ex, ship
+
+
+def pool(workers: int) -> ProcessPoolExecutor:
+    return _pool(workers)[0]
 
 
 def shutdown() -> None:
     while _pools:
-        _pools.popitem()[1].shutdown(cancel_futures=True)
+        ex, ship = _pools.popitem()[1]
+        ex.shutdown(cancel_futures=True)
+        shutil.rmtree(ship, ignore_errors=True)
+
+
+def _submit(workers: int, fn, task: tuple):
+    ex, ship = _pool(workers)
+    task = _ship(task, ship)
+    return ex.submit(_call, fn, task), task
 
 
 def imap(fn, tasks, workers: int, ahead: int | None = None):
@@ -45,17 +143,25 @@ def imap(fn, tasks, workers: int, ahead: int | None = None):
     if _in_worker:  # a pool inside a worker outlives it: the worker's exit would wait on it for ever
         yield from (fn(*task) for task in tasks)
         return
-    ex, pending = pool(workers), deque()
+    pending = deque()
     try:
         for task in tasks:
-            pending.append(ex.submit(fn, *task))
+            pending.append(_submit(workers, fn, task))
             if len(pending) >= (ahead or 2 * workers):
-                yield pending.popleft().result()
+                yield _land(pending.popleft()[0].result())
         while pending:
-            yield pending.popleft().result()
-    finally:
-        for f in pending:
-            f.cancel()
+            yield _land(pending.popleft()[0].result())
+    finally:  # tasks nobody will read: a cancelled one's inputs, a running one's result, are removed
+        for future, task in pending:
+            if future.cancel():
+                _land(task, keep=False)
+            else:
+                future.add_done_callback(_discard)
+
+
+def _discard(future) -> None:
+    if not future.cancelled() and future.exception() is None:
+        _land(future.result(), keep=False)
 
 
 def started(fn, tasks, workers: int) -> list:
@@ -64,8 +170,11 @@ def started(fn, tasks, workers: int) -> list:
     this process when its result is asked for."""
     if workers <= 1 or _in_worker:
         return [partial(fn, *task) for task in tasks]
-    ex = pool(workers)
-    return [ex.submit(fn, *task).result for task in tasks]
+    return [partial(_result, _submit(workers, fn, task)[0]) for task in tasks]
+
+
+def _result(future):
+    return _land(future.result())
 
 
 atexit.register(shutdown)

@@ -6,7 +6,11 @@ different places and check bytes, hashes, order and coverage.
 """
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import time
 
 import polars as pl
 import pytest
@@ -229,3 +233,72 @@ def test_a_task_that_asks_for_the_pool_runs_its_work_itself_and_the_run_exits(tm
     out = subprocess.run([sys.executable, "nested_task.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[[0, 1, 4, 9], [0, 1, 4, 9, 16]]"
+
+
+def _doubled(df: pl.DataFrame, label: str) -> dict:
+    """A pool task returning frames inside a dict and a tuple (module level: the pool imports it)."""
+    return {"label": label, "frames": (df.with_columns(pl.col("x") * 2), df.head(3))}
+
+
+def test_frames_cross_the_pool_through_shared_memory_and_leave_no_file_behind():
+    """Large frames go to and from the workers as files in the pool's folder (small ones through
+    the pipe); every file is removed once read, also for tasks whose results nobody reads."""
+    from qspace_frames import workers
+
+    big = pl.DataFrame({"x": range(300_000), "s": [f"row {i}" for i in range(300_000)]})
+    assert big.estimated_size() >= workers.SHIP_BYTES > big.head(3).estimated_size()
+    out = list(workers.imap(_doubled, [(big, "a"), (big.head(10), "b")], 2))
+    assert out[0]["label"] == "a" and out[0]["frames"][0].equals(big.with_columns(pl.col("x") * 2))
+    assert out[0]["frames"][1].equals(big.head(3)) and out[1]["frames"][0]["x"].to_list() == list(range(0, 20, 2))
+    ship = workers._pools[2][1]
+    assert ship.is_dir() and not any(ship.iterdir())
+    # a consumer that stops early: the inputs of tasks never run and the results of tasks running are removed
+    gen = workers.imap(_doubled, [(big, str(i)) for i in range(8)], 2)
+    assert next(gen)["label"] == "0"
+    gen.close()
+    workers.pool(2).submit(abs, 0).result()  # the tasks already running have finished
+    for _ in range(50):
+        if not any(ship.iterdir()):
+            break
+        time.sleep(0.1)
+    assert not any(ship.iterdir())
+    assert [f()["frames"][0].height for f in workers.started(_doubled, [(big, "c")], 2)] == [300_000]
+    assert not any(ship.iterdir())
+
+
+def test_the_ship_folders_of_dead_runs_are_swept_and_live_ones_kept(tmp_path):
+    from qspace_frames import workers
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    (tmp_path / f"qspace-ship-{dead}-abc").mkdir()
+    (tmp_path / f"qspace-ship-{dead}-abc" / "x.arrow").write_bytes(b"x")
+    (tmp_path / f"qspace-ship-{os.getpid()}-def").mkdir()
+    workers._sweep(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"qspace-ship-{os.getpid()}-def"]
+
+
+def test_ship_writes_large_frames_to_files_and_land_reads_them_back_and_removes_them(tmp_path):
+    from qspace_frames import workers
+
+    big = pl.DataFrame({"x": range(300_000), "s": [f"row {i}" for i in range(300_000)]})
+    small = big.head(3)
+    shipped = workers._ship({"a": (big, small, 7)}, tmp_path)
+    assert isinstance(shipped["a"][0], workers._Shipped) and shipped["a"][1] is small and shipped["a"][2] == 7
+    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(shipped["a"][0].path)]
+    landed = workers._land(shipped)
+    assert landed["a"][0].equals(big) and landed["a"][1:] == (small, 7)
+    assert not any(tmp_path.iterdir())
+    workers._land(workers._ship([big], tmp_path), keep=False)
+    assert not any(tmp_path.iterdir())
+
+
+def test_shipped_bytes_counts_the_frames_in_transit_of_one_process(tmp_path, monkeypatch):
+    """The bench adds them to the process tree's RSS: a file in shared memory is in no process's RSS."""
+    from qspace_frames import workers
+
+    monkeypatch.setattr(workers, "SHM", tmp_path)
+    for pid, size in [(os.getpid(), 1234), (os.getpid(), 66), (os.getpid() + 1, 999)]:
+        d = tmp_path / f"qspace-ship-{pid}-{size}"
+        d.mkdir()
+        (d / "a.arrow").write_bytes(b"x" * size)
+    assert workers.shipped_bytes(os.getpid()) == 1300
