@@ -302,3 +302,23 @@ def test_shipped_bytes_counts_the_frames_in_transit_of_one_process(tmp_path, mon
         d.mkdir()
         (d / "a.arrow").write_bytes(b"x" * size)
     assert workers.shipped_bytes(os.getpid()) == 1300
+
+
+def _polars_threads() -> int:
+    return pl.thread_pool_size()
+
+
+def test_each_worker_runs_polars_on_its_share_of_the_cores(monkeypatch):
+    """Two workers on two cores run one Polars thread each (the processes are the parallelism);
+    a POLARS_MAX_THREADS the user set is passed on as it is."""
+    from qspace_frames import workers
+
+    share = max(1, workers._cores() // 2)
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    workers.shutdown()
+    assert [f() for f in workers.started(_polars_threads, [(), ()], 2)] == [share, share]
+    assert "POLARS_MAX_THREADS" not in os.environ
+    workers.shutdown()
+    monkeypatch.setenv("POLARS_MAX_THREADS", "3")
+    assert [f() for f in workers.started(_polars_threads, [(), ()], 2)] == [3, 3]
+    workers.shutdown()
