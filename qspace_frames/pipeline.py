@@ -224,14 +224,16 @@ def _chunks_stage(wb: "Workbench"):
         yield {"chunks": part}
 
 
-def _strategy_task(kind: str, wb: "Workbench", resolved: pl.DataFrame) -> pl.DataFrame:
-    """The Qspace or ask strategy's retrievals on the resolved questions (a pool task: `wb` arrives
-    with its input artifacts resolved)."""
+def _strategy_task(kind: str, wb: "Workbench", resolved: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The Qspace or ask strategy's retrievals on the resolved questions and their per-query values
+    (a pool task: `wb` arrives with its input artifacts resolved)."""
     p = wb.params.evaluation
     if kind == "qspace":
-        return retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
+        runs = retrieval_mod.qspace(resolved, wb.artifact("fragments").batches(), wb.scan("prototypes"), wb.scan("evidence"), wb.scan("density"),
                                     wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"), p, wb.params.affordances)
-    return ask_mod.ask_strategy(resolved, wb, p)
+    else:
+        runs = ask_mod.ask_strategy(resolved, wb, p)
+    return runs, evaluation_mod.per_query(runs, resolved, p)
 
 
 def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
@@ -248,13 +250,15 @@ def _evaluation_stage(wb: "Workbench") -> dict[str, pl.DataFrame]:
     # a filter the page scan applies as it reads (a join would read every page first: 0.35 GB at x16)
     docs = document_text(wb.scan("corpus", "pages").filter(pl.col("doc_id").is_in(gold_docs.implode()))).collect()
     resolved = evaluation_mod.resolve_gold(gold, inv, docs)
-    # The strategies are independent: Qspace and ask start in the pool, one per worker, while this
-    # process runs the baselines over the stored chunks (the corpus's BM25 counts) and the fragments.
+    # The strategies are independent, and so are a strategy's per-query values: Qspace and ask
+    # start in the pool, one per worker, and measure their own runs there, while this process runs
+    # and measures the baselines over the stored chunks (the corpus's BM25 counts) and the fragments.
     strategies = workers_mod.started(_strategy_task, [("qspace", wb, resolved), ("ask", wb, resolved)], wb.workers)
     baselines = baselines_mod.run_baselines(resolved, None, wb.scan("fragments"), p, chunked=wb.artifact("chunks").batches())
+    baselines = (baselines, evaluation_mod.per_query(baselines, resolved, p))
     runs = [result() for result in strategies] + [baselines]
-    retrievals = pl.concat(runs).sort(["strategy", "query_id", "rank"])
-    pq = evaluation_mod.per_query(retrievals, resolved, p)
+    retrievals = pl.concat([r for r, _ in runs]).sort(["strategy", "query_id", "rank"])
+    pq = pl.concat([q for _, q in runs]).sort(["strategy", "query_id"])
     return {"gold": resolved, "retrievals": retrievals, "per_query": pq,
             "metrics": evaluation_mod.metrics(retrievals, resolved, p, per_query_frame=pq)}
 

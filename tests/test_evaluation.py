@@ -480,3 +480,6 @@ def test_all_baselines_on_ten_contractnli_documents(cnli):
     for a, c in zip(P.budgets, P.budgets[1:]):
         assert (pq[recall_column(a)] <= pq[recall_column(c)]).all()  # per query too, not only on average
     assert metrics(r.sample(fraction=1.0, shuffle=True, seed=3), res, P).equals(m)  # row order does not matter
+    # each strategy's values depend on its own runs only: the evaluation measures each strategy where it runs
+    parts = [per_query(g, res, P) for _, g in r.group_by("strategy", maintain_order=True)]
+    assert len(parts) == 3 and pl.concat(parts).sort(["strategy", "query_id"]).equals(pq)
