@@ -128,18 +128,29 @@ def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFr
 ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
 
 
+# Plain-text formats are read here, faster than a pool task's round trip; the others in the pool.
+IN_PROCESS = {"txt", "md", "markdown", "csv", "json", "jsonl"}
+
+
 def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1):
     """Loaded documents (schema LOADED_DOC) in doc_id order, ASSEMBLE_FILES files a batch. With
-    workers > 1 files are loaded by the process pool, one file per task (PDFs vary a lot in
-    cost), a few tasks ahead of the batch being assembled."""
+    workers > 1 the formats that cost real parsing (PDF, office, HTML) are loaded by the process
+    pool, one file per task (PDFs vary a lot in cost), a few tasks ahead of the batch being
+    assembled; plain-text files are read in this process meanwhile, and the pool is started
+    either way, so the stages after this one find it ready."""
     from . import workers as workers_mod
 
     keys = list(jobs.iter_rows())
     args = [(str(root), path, ext, p) for _, path, ext in keys]
-    if workers > 1 and len(args) > 1:
-        results = workers_mod.imap(_load_one, ((a,) for a in args), workers, ahead=4 * workers)
+    here = [workers <= 1 or a[2] in IN_PROCESS for a in args]
+    pooled = [a for a, h in zip(args, here) if not h]
+    if workers > 1:
+        workers_mod.warm(workers)
+    if len(pooled) > 1:
+        remote = workers_mod.imap(_load_one, ((a,) for a in pooled), workers, ahead=4 * workers)
     else:
-        results = map(_load_one, args)
+        remote = map(_load_one, pooled)
+    results = (_load_one(a) if h else next(remote) for a, h in zip(args, here))
     for i in range(0, len(args), ASSEMBLE_FILES):
         yield loaded_docs(keys[i:i + ASSEMBLE_FILES], [next(results) for _ in keys[i:i + ASSEMBLE_FILES]])
 

@@ -322,3 +322,26 @@ def test_each_worker_runs_polars_on_its_share_of_the_cores(monkeypatch):
     monkeypatch.setenv("POLARS_MAX_THREADS", "3")
     assert [f() for f in workers.started(_polars_threads, [(), ()], 2)] == [3, 3]
     workers.shutdown()
+
+
+def test_plain_text_loads_here_the_rest_in_the_pool_and_the_documents_are_the_same(tmp_path):
+    """With a pool, the parsed formats (PDF, office, HTML) go to the workers and the plain-text ones
+    are read in this process between them: the same documents, in the same order, as one process."""
+    from qspace_frames import pages as pages_mod
+
+    files = discover(SAMPLE, CorpusParams())
+    exts = set(files["ext"])
+    assert exts & pages_mod.IN_PROCESS and exts - pages_mod.IN_PROCESS  # both kinds, interleaved by doc_id
+    one = load_documents(files, SAMPLE, CorpusParams(), workers=1)
+    pooled = load_documents(files, SAMPLE, CorpusParams(), workers=2)
+    assert one[0].equals(pooled[0]) and one[1].equals(pooled[1])
+    assert set(one[0]["load_status"]) == {"loaded"}
+
+
+def test_warm_starts_every_worker_of_the_pool_at_once():
+    from qspace_frames import workers
+
+    workers.shutdown()
+    workers.warm(2)
+    assert len(workers.pool(2)._processes) == 2  # both started, neither waited for
+    assert list(workers.imap(abs, [(-1,), (-2,)], 2)) == [1, 2]
