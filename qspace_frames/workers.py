@@ -26,6 +26,8 @@ from functools import partial
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.ipc  # noqa: F401  (pa.ipc)
 
 from .store import _alive
 
@@ -64,11 +66,15 @@ def _ship(obj, folder: Path):
 
 
 def _land(obj, keep: bool = True):
-    """The inverse of `_ship`: each frame maps its file, whose name is removed at once (the mapping
-    keeps its pages until the frame is dropped). `keep=False` only removes the files."""
+    """The inverse of `_ship`: each frame maps its file without a copy (Arrow's memory map; Polars'
+    own reader copies), and the file's name is removed at once: the mapping keeps its pages until
+    the frame is dropped. `keep=False` only removes the files."""
     if isinstance(obj, _Shipped):
         try:
-            return pl.read_ipc(obj.path) if keep else None
+            if not keep:
+                return None
+            with pa.memory_map(obj.path) as src:
+                return pl.from_arrow(pa.ipc.open_file(src).read_all())
         finally:
             os.unlink(obj.path)
     if isinstance(obj, (tuple, list)):
