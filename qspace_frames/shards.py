@@ -130,15 +130,17 @@ def key_shards(batches: Iterable[pl.DataFrame], key: str, rows: int) -> Iterator
 
 
 SPILL_READ_ROWS = 100_000  # about this many rows (whole buckets) are sorted at once when a spill is read back
+SPILL_HOLD_BYTES = 64_000_000  # added frames are held in memory up to about this size, spilled beyond it
 
 
 class SortSpill:
-    """An external sort for a frame too big to hold. Each added frame is spilled to one Parquet
-    file, its rows grouped by bucket: the first `width` characters of `key` after `skip` (a hex
-    content id, so the buckets are even). They are read back a run of buckets at a time (about
-    SPILL_READ_ROWS rows, a slice of each file), sorted by `by`. Buckets in key order, each run
-    sorted: the rows come back in the order one sort of the whole frame gives (`by` must start
-    with `key` and order the rows completely)."""
+    """An external sort for a frame too big to hold. Added frames are held until they pass
+    SPILL_HOLD_BYTES, then spilled to one Parquet file, its rows grouped by bucket: the first
+    `width` characters of `key` after `skip` (a hex content id, so the buckets are even). They are
+    read back a run of buckets at a time (about SPILL_READ_ROWS rows, a slice of each file),
+    sorted by `by`. Buckets in key order, each run sorted: the rows come back in the order one
+    sort of the whole frame gives (`by` must start with `key` and order the rows completely).
+    What never passed the limit is sorted in memory: a small corpus writes no file."""
 
     def __init__(self, key: str, by: list[str], skip: int, width: int = 2):
         import tempfile
@@ -146,10 +148,20 @@ class SortSpill:
         self._dir = tempfile.TemporaryDirectory(prefix="qspace-spill-")
         self.key, self.by, self._slice = key, by, (skip, width)
         self._files: list[tuple[Path, dict[str, tuple[int, int]]]] = []  # per file: bucket -> (first row, rows)
+        self._held: list[pl.DataFrame] = []
+        self._held_bytes = 0
         self.schema: dict | None = None
 
     def add(self, df: pl.DataFrame) -> None:
         self.schema = self.schema or df.schema
+        self._held.append(df)
+        self._held_bytes += df.estimated_size()
+        if self._held_bytes > SPILL_HOLD_BYTES:
+            self._spill()
+
+    def _spill(self) -> None:
+        df = pl.concat(self._held) if len(self._held) > 1 else self._held[0]
+        self._held, self._held_bytes = [], 0
         df = df.with_columns(pl.col(self.key).str.slice(*self._slice).alias("_bucket")).sort("_bucket", maintain_order=True)
         counts = df.group_by("_bucket", maintain_order=True).len()
         ends = counts["len"].cum_sum().to_list()
@@ -162,6 +174,13 @@ class SortSpill:
     def sorted(self) -> Iterator[pl.DataFrame]:
         """The rows, a run of buckets at a time; the spill files are removed at the end."""
         try:
+            if not self._files:
+                if self._held:
+                    yield pl.concat(self._held).sort(self.by)
+                    self._held = []
+                return
+            if self._held:
+                self._spill()
             rows: dict[str, int] = {}
             for _, where in self._files:
                 for b, (_, n) in where.items():

@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -106,23 +107,36 @@ def test_key_shards_never_split_a_key(sample, seed, key):
         assert all(s.height <= 3 + 10 * seed for s in shards)
 
 
-@pytest.mark.parametrize("width,read_rows", [(1, 1), (2, 1), (2, 50), (2, 10**9)])
-def test_sort_spill_gives_the_order_of_one_sort(sample, monkeypatch, width, read_rows):
+@pytest.mark.parametrize("width,read_rows,hold", [(1, 1, 0), (2, 1, 0), (2, 50, 0), (2, 10**9, 0), (2, 50, 20_000), (2, 50, 10**12)])
+def test_sort_spill_gives_the_order_of_one_sort(sample, monkeypatch, width, read_rows, hold):
+    """Spilled at every batch (hold 0), every few batches, or never (all held in memory): the
+    order of one sort, in runs of whole buckets when spilled."""
     from qspace_frames import shards
 
     _, fr = sample
     monkeypatch.setattr(shards, "SPILL_READ_ROWS", read_rows)
+    monkeypatch.setattr(shards, "SPILL_HOLD_BYTES", hold)
     spill = SortSpill("fragment_id", ["fragment_id"], skip=len("frag_"), width=width)
-    for b in cuts(fr.sample(fraction=1.0, shuffle=True, seed=7), 4, 9):
+    batches = cuts(fr.sample(fraction=1.0, shuffle=True, seed=7), 4, 9)
+    assert sum(b.estimated_size() for b in batches) > 3 * 20_000  # the middle case spills more than once
+    for b in batches:
         spill.add(b)
+    files = len(spill._files)
+    if hold == 0:  # each batch with rows is spilled as it comes
+        assert files == sum(b.height > 0 for b in batches)
+    elif hold > fr.estimated_size():
+        assert files == 0
+    else:
+        assert 1 < files < len(batches)
     got = list(spill.sorted())
     assert pl.concat(got).equals(fr.sort("fragment_id"))
+    assert not Path(spill._dir.name).exists()
     # runs of whole buckets of about `read_rows` rows: one run when it is large, one per bucket when tiny
     buckets = fr["fragment_id"].str.slice(len("frag_"), width).n_unique()
-    if read_rows == 1:
-        assert len(got) == buckets
-    elif read_rows > fr.height:
+    if hold > fr.estimated_size() or read_rows > fr.height:
         assert len(got) == 1
+    elif read_rows == 1:
+        assert len(got) == buckets
     else:
         assert len(got) > 1 and all(g.height >= read_rows for g in got[:-1])
 
@@ -148,7 +162,7 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
     whole = run("whole")
     for mod, name, value in [(shards, "SHARD_DOCS", 2), (shards, "SHARD_CHARS", 5_000), (pipeline, "AFFORDANCE_SHARD_ROWS", 7),
                              (pipeline, "TREE_SHARD_UNITS", 5), (pipeline, "SIMULATION_SHARD_NODES", 40),
-                             (shards, "SPILL_READ_ROWS", 20)]:
+                             (shards, "SPILL_READ_ROWS", 20), (shards, "SPILL_HOLD_BYTES", 0)]:
         monkeypatch.setattr(mod, name, value)
     tiny = run("tiny")
     assert whole.keys() == tiny.keys() and len(whole) >= 14
