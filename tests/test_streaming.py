@@ -359,3 +359,51 @@ def test_warm_starts_every_worker_of_the_pool_at_once():
     workers.warm(2)
     assert len(workers.pool(2)._processes) == 2  # both started, neither waited for
     assert list(workers.imap(abs, [(-1,), (-2,)], 2)) == [1, 2]
+
+
+def test_content_hash_sees_every_value_and_only_the_values(tmp_path):
+    """The hash is a function of the rows: the same for any batching (and the bytes Polars leaves
+    in the slots of null strings do not count), and different when any one value differs, a null
+    from an empty string or a zero, one NaN from another only if they are not both NaN."""
+    import datetime as dt
+
+    base = pl.DataFrame({
+        "s": ["a", None, "", "ccc", None, "dd"],
+        "b": [b"x", None, b"", b"yy", b"z", None],
+        "i": [1, None, 0, 3, -4, 5],
+        "f": [0.5, float("nan"), None, -0.0, 2.0, 1e300],
+        "t": [True, None, False, True, False, True],
+        "d": [dt.date(2020, 1, 1), None, dt.date(1970, 1, 1), dt.date(2030, 5, 6), dt.date(2000, 2, 29), None],
+        "ts": [dt.datetime(2020, 1, 1, 12), None, dt.datetime(1970, 1, 1), dt.datetime(2030, 5, 6), None, dt.datetime(2001, 1, 1)],
+        "l": [["x"], None, [], ["a", None], ["b"], ["c", "d"]],
+        "n": pl.Series([None] * 6, dtype=pl.Null),
+        "c": pl.Series(["u", "v", None, "u", "w", "v"], dtype=pl.Categorical),
+    })
+    h = frame_hash(base)
+    # the same rows in other batchings, and after operations that leave bytes behind null slots
+    for parts in ([base.slice(0, 1), base.slice(1, 4), base.slice(5)], [base.slice(k, 1) for k in range(6)]):
+        hasher = store_mod.FrameHasher(base.schema)
+        for part in parts:
+            hasher.update(part)
+        assert hasher.hexdigest() == h
+    # a null made by masking keeps the text's bytes behind its slot in Arrow: they do not count
+    long = pl.DataFrame({"s": ["alpha-long-string-here", "beta-long-string-here-too", "c"]})
+    masked = long.with_columns(pl.when(pl.col("s") != "beta-long-string-here-too").then(pl.col("s")))
+    arr = masked.to_arrow().column("s").chunks[0]
+    assert arr.buffers()[1].size and int.from_bytes(arr.buffers()[1].to_pybytes()[16:24], "little") == 22 + 25  # the null's slot holds 25 bytes
+    assert frame_hash(masked) == frame_hash(pl.DataFrame({"s": ["alpha-long-string-here", None, "c"]}))
+    # an empty table: the same hash written with no batch, with an empty batch, or hashed whole
+    w = TableWriter(tmp_path / "e.parquet")
+    empty_info = w.close(schema=dict(base.schema))
+    assert empty_info["content_hash"] == frame_hash(base.clear()) == frame_hash(base.head(0))
+    assert frame_hash(base.with_columns(pl.col("f").fill_nan(float("nan")))) == h
+    changes = [
+        pl.col("s").fill_null(""), pl.col("s").str.replace("ccc", "ccd"), pl.col("b").fill_null(b""),
+        pl.col("i").fill_null(0), pl.col("f").fill_null(0.0), pl.col("f").abs(), pl.col("t").fill_null(False),
+        pl.col("d").fill_null(dt.date(1970, 1, 1)), pl.col("ts").dt.offset_by("1us"), pl.col("l").list.reverse(),
+        pl.col("c").cast(pl.String).str.replace("w", "x").cast(pl.Categorical),
+    ]
+    hashes = {frame_hash(base.with_columns(e)) for e in changes}
+    assert h not in hashes and len(hashes) == len(changes)
+    # the lengths of text count, not only its bytes: ("ab", "") differs from ("a", "b")
+    assert frame_hash(pl.DataFrame({"s": ["ab", ""]})) != frame_hash(pl.DataFrame({"s": ["a", "b"]}))
