@@ -56,7 +56,11 @@ def _ship(obj, folder: Path):
     if isinstance(obj, pl.DataFrame) and obj.estimated_size() >= SHIP_BYTES:
         fd, path = tempfile.mkstemp(dir=folder, suffix=".arrow")
         os.close(fd)
-        obj.write_ipc(path, compression="uncompressed")
+        try:
+            obj.write_ipc(path, compression="uncompressed")
+        except OSError:  # the folder is full (a small /dev/shm): this frame goes through the pipe
+            os.unlink(path)
+            return obj
         return _Shipped(path)
     if isinstance(obj, (tuple, list)):
         return type(obj)(_ship(o, folder) for o in obj)
@@ -117,8 +121,17 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+SHM_FREE = 1 << 30  # /dev/shm is used when it has this much room (a container's may have 64 MB)
+
+
 def _ship_root() -> Path:
-    return SHM if SHM.is_dir() and os.access(SHM, os.W_OK) else Path(tempfile.gettempdir())
+    try:
+        st = os.statvfs(SHM)
+        if os.access(SHM, os.W_OK) and st.f_bavail * st.f_frsize >= SHM_FREE:
+            return SHM
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir())
 
 
 def _sweep(root: Path) -> None:
@@ -133,7 +146,8 @@ def shipped_bytes(pid: int) -> int:
     """Bytes of the frames in transit between the process `pid` and its pool: memory no process's
     RSS shows until a frame is read."""
     total = 0
-    for d in _ship_root().glob(f"qspace-ship-{pid}-*"):
+    roots = {SHM, Path(tempfile.gettempdir())}
+    for d in (d for root in roots if root.is_dir() for d in root.glob(f"qspace-ship-{pid}-*")):
         for f in d.iterdir():
             with contextlib.suppress(OSError):
                 total += f.stat().st_size

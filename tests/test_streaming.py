@@ -407,3 +407,22 @@ def test_content_hash_sees_every_value_and_only_the_values(tmp_path):
     assert h not in hashes and len(hashes) == len(changes)
     # the lengths of text count, not only its bytes: ("ab", "") differs from ("a", "b")
     assert frame_hash(pl.DataFrame({"s": ["ab", ""]})) != frame_hash(pl.DataFrame({"s": ["a", "b"]}))
+
+
+def test_a_full_ship_folder_sends_the_frame_through_the_pipe(tmp_path, monkeypatch):
+    """Writing a frame to shared memory can fail (a container's /dev/shm holds 64 MB): the frame is
+    then returned as it is, and no partial file stays behind."""
+    from qspace_frames import workers
+
+    big = pl.DataFrame({"x": range(300_000)})
+
+    def full(self, path, **kw):
+        Path(path).write_bytes(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", full)
+    assert workers._ship((big, 1), tmp_path)[0] is big
+    assert not any(tmp_path.iterdir())
+    # a /dev/shm with too little room is not used at all
+    monkeypatch.setattr(workers, "SHM_FREE", 1 << 62)
+    assert workers._ship_root() != workers.SHM
