@@ -330,7 +330,7 @@ class Store:
         """Remove temporary folders of writers that died (their pid is gone)."""
         for d in stage_dir.glob(".tmp-*"):
             pid = d.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
 
     def artifacts(self, stage: str | None = None) -> list[Artifact]:
@@ -361,7 +361,8 @@ def _write_tables(folder: Path, tables: Tables, stage: str) -> dict:
     return info
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` still runs: the temporary folders named after it are still in use."""
     if pid == os.getpid():
         return True
     try:

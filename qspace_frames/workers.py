@@ -29,7 +29,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc  # noqa: F401  (pa.ipc)
 
-from .store import _alive
+from .store import pid_alive
 
 _pools: dict[int, tuple[ProcessPoolExecutor, Path]] = {}
 _in_worker = False  # set in the pool's own workers: their tasks run what they start in themselves
@@ -138,7 +138,7 @@ def _sweep(root: Path) -> None:
     """Remove the ship folders of runs that died (their pid is gone): shared memory is freed only by deleting."""
     for d in root.glob("qspace-ship-*-*"):
         pid = d.name.rsplit("-", 2)[-2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(d, ignore_errors=True)
 
 
