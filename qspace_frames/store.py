@@ -26,7 +26,7 @@ import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Union
+from typing import Callable, Iterable, Iterator, Union
 
 import polars as pl
 
@@ -327,11 +327,8 @@ class Store:
         return Artifact(stage, aid, final)
 
     def _sweep(self, stage_dir: Path) -> None:
-        """Remove temporary folders of writers that died (their pid is gone)."""
-        for d in stage_dir.glob(".tmp-*"):
-            pid = d.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and not pid_alive(int(pid)):
-                shutil.rmtree(d, ignore_errors=True)
+        """Remove temporary folders of writers that died."""
+        remove_dead(stage_dir.glob(".tmp-*"), lambda name: name.rsplit("-", 1)[-1])
 
     def artifacts(self, stage: str | None = None) -> list[Artifact]:
         stages = [stage] if stage else sorted(p.name for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
@@ -359,6 +356,14 @@ def _write_tables(folder: Path, tables: Tables, stage: str) -> dict:
         info[name] = w.close()
         _crash_point(stage, "table_written")
     return info
+
+
+def remove_dead(folders: Iterable[Path], pid_of: Callable[[str], str]) -> None:
+    """Remove the temporary folders whose process is gone (`pid_of` reads the pid in a folder's name)."""
+    for d in folders:
+        pid = pid_of(d.name)
+        if pid.isdigit() and not pid_alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def pid_alive(pid: int) -> bool:

@@ -29,7 +29,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc  # noqa: F401  (pa.ipc)
 
-from .store import pid_alive
+from .store import remove_dead
 
 _pools: dict[int, tuple[ProcessPoolExecutor, Path]] = {}
 _in_worker = False  # set in the pool's own workers: their tasks run what they start in themselves
@@ -51,41 +51,48 @@ class _Shipped:
     path: str
 
 
+def _each(obj, fn):
+    """`obj` with `fn` applied to every value inside its tuples, lists and dicts (and to obj itself)."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_each(o, fn) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _each(v, fn) for k, v in obj.items()}
+    return fn(obj)
+
+
 def _ship(obj, folder: Path):
     """`obj` with its large frames (also inside tuples, lists and dicts) written to files in `folder`."""
-    if isinstance(obj, pl.DataFrame) and obj.estimated_size() >= SHIP_BYTES:
+    def one(x):
+        if not (isinstance(x, pl.DataFrame) and x.estimated_size() >= SHIP_BYTES):
+            return x
         fd, path = tempfile.mkstemp(dir=folder, suffix=".arrow")
         os.close(fd)
         try:
-            obj.write_ipc(path, compression="uncompressed")
+            x.write_ipc(path, compression="uncompressed")
         except OSError:  # the folder is full (a small /dev/shm): this frame goes through the pipe
             os.unlink(path)
-            return obj
+            return x
         return _Shipped(path)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_ship(o, folder) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _ship(v, folder) for k, v in obj.items()}
-    return obj
+
+    return _each(obj, one)
 
 
 def _land(obj, keep: bool = True):
     """The inverse of `_ship`: each frame maps its file without a copy (Arrow's memory map; Polars'
     own reader copies), and the file's name is removed at once: the mapping keeps its pages until
     the frame is dropped. `keep=False` only removes the files."""
-    if isinstance(obj, _Shipped):
+    def one(x):
+        if not isinstance(x, _Shipped):
+            return x
         try:
             if not keep:
                 return None
-            with pa.memory_map(obj.path) as src:
+            with pa.memory_map(x.path) as src:
                 return pl.from_arrow(pa.ipc.open_file(src).read_all())
         finally:
-            os.unlink(obj.path)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_land(o, keep) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _land(v, keep) for k, v in obj.items()}
-    return obj
+            os.unlink(x.path)
+
+    return _each(obj, one)
 
 
 def _call(fn, task: tuple):
@@ -135,11 +142,8 @@ def _ship_root() -> Path:
 
 
 def _sweep(root: Path) -> None:
-    """Remove the ship folders of runs that died (their pid is gone): shared memory is freed only by deleting."""
-    for d in root.glob("qspace-ship-*-*"):
-        pid = d.name.rsplit("-", 2)[-2]
-        if pid.isdigit() and not pid_alive(int(pid)):
-            shutil.rmtree(d, ignore_errors=True)
+    """Remove the ship folders of runs that died: shared memory is freed only by deleting."""
+    remove_dead(root.glob("qspace-ship-*-*"), lambda name: name.rsplit("-", 2)[-2])
 
 
 def shipped_bytes(pid: int) -> int:
