@@ -402,11 +402,55 @@ def contractnli_to_gold(json_path: str | Path, out_dir: str | Path) -> Path:
             rec = {"id": f"{did}:{label_id}", "question": labels[label_id]["hypothesis"], "document": f"{name}.txt",
                    "gold_spans": _merged(picked), "label": ann["choice"]}
             lines.append(json.dumps(rec, ensure_ascii=False))
-    gold_path = out_dir / "gold.jsonl"
+    return _write_gold(out_dir / "gold.jsonl", lines)
+
+
+def _write_gold(gold_path: Path, lines: list[str]) -> Path:
     tmp = gold_path.with_suffix(".jsonl.tmp")
     tmp.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
     tmp.replace(gold_path)  # never leave a half-written gold file
     return gold_path
+
+
+POLICYQA_SEPARATOR = "\n\n"  # between a policy's paragraphs: plain text with blank lines, no headings
+
+
+def policyqa_to_gold(json_path: str | Path, out_dir: str | Path) -> Path:
+    """Convert a PolicyQA split (SQuAD v1 format) into a corpus folder plus a gold file. Returns
+    the gold path.
+
+    Each policy (`data[i]`, named by its title) becomes `<out_dir>/docs/<title>.txt`: its
+    paragraphs in order, joined by a blank line, written as UTF-8 bytes unchanged. Each question
+    becomes one gold line (id, question, document, gold_spans, plus the extra key `type`) whose
+    span is its answer shifted by the paragraph's start; an answer whose text is not at its offset
+    is an error naming it. Policies in title order, questions in file order.
+    """
+    data = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    out_dir = Path(out_dir)
+    docs_dir = out_dir / "docs"
+    docs_dir.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    names: set[str] = set()
+    for policy in sorted(data["data"], key=lambda d: str(d["title"])):
+        name = _safe_name(str(policy["title"]))
+        if name in names:
+            raise ValueError(f"{json_path}: two policies map to docs/{name}.txt")
+        names.add(name)
+        parts, start = [], 0
+        for para in policy["paragraphs"]:
+            context = para["context"]
+            for qa in para["qas"]:
+                for ans in qa["answers"][:1]:
+                    s = start + ans["answer_start"]
+                    if context[ans["answer_start"]:ans["answer_start"] + len(ans["text"])] != ans["text"]:
+                        raise ValueError(f"{json_path}: {name}: question {qa['id']}: answer text not at its offset")
+                    rec = {"id": qa["id"], "question": qa["question"], "document": f"{name}.txt",
+                           "gold_spans": [[s, s + len(ans["text"])]], "type": qa.get("type", "")}
+                    lines.append(json.dumps(rec, ensure_ascii=False))
+            parts.append(context)
+            start += len(context) + len(POLICYQA_SEPARATOR)
+        (docs_dir / f"{name}.txt").write_bytes(POLICYQA_SEPARATOR.join(parts).encode("utf-8"))
+    return _write_gold(out_dir / "gold.jsonl", lines)
 
 
 # ---- exact token prefixes -----------------------------------------------------------------------

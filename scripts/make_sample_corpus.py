@@ -197,8 +197,16 @@ def _pdf_content(lines: list[str]) -> bytes:
     return data.encode("latin-1")
 
 
-def build_pdf(path: Path) -> None:
-    n_pages = len(PDF_PAGES)
+PDF_INFO = ("<< /Title (Quarterly Performance Summary - Q2 2025) "
+            "/Author (Northwind Meridian Financial Planning and Analysis) "
+            "/Producer (make_sample_corpus.py) "
+            "/CreationDate (D:20250718090000Z) /ModDate (D:20250718090000Z) >>")
+
+
+def build_pdf(path: Path, pages: list[list[str]] = PDF_PAGES, info: str = PDF_INFO) -> None:
+    """A PDF 1.4 file with one Helvetica content stream per page (lines as in PDF_PAGES);
+    the tests' corpus zoo writes its PDFs with it too."""
+    n_pages = len(pages)
     # object numbers: 1 catalog, 2 pages, 3 F1, 4 F2, 5 info, then page/content pairs
     first = 6
     page_ids = [first + 2 * i for i in range(n_pages)]
@@ -210,11 +218,8 @@ def build_pdf(path: Path) -> None:
                b"/Encoding /WinAnsiEncoding >>")
     objs[4] = (b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold "
                b"/Encoding /WinAnsiEncoding >>")
-    objs[5] = (b"<< /Title (Quarterly Performance Summary - Q2 2025) "
-               b"/Author (Northwind Meridian Financial Planning and Analysis) "
-               b"/Producer (make_sample_corpus.py) "
-               b"/CreationDate (D:20250718090000Z) /ModDate (D:20250718090000Z) >>")
-    for i, lines in enumerate(PDF_PAGES):
+    objs[5] = info.encode("latin-1")
+    for i, lines in enumerate(pages):
         pid, cid = page_ids[i], page_ids[i] + 1
         objs[pid] = (
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
