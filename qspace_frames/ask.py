@@ -59,11 +59,13 @@ def _units(wb) -> pl.DataFrame:
 def _unit_batches(wb):
     """`_units` in batches of whole documents, numbered (`chunk`) across the batches: a stage can
     count the whole corpus's terms without holding every sentence."""
-    from .shards import key_shards
+    from .schemas import FRAGMENTS
+    from .shards import at_least_one, key_shards
 
     inv = wb.scan("corpus", "inventory").select("doc_id", pl.col("path").alias("document")).collect()
     off = 0
-    for fr in key_shards(wb.artifact("fragments").batches(columns=UNIT_COLUMNS), "doc_id", UNIT_SHARD_ROWS):
+    shards = key_shards(wb.artifact("fragments").batches(columns=UNIT_COLUMNS), "doc_id", UNIT_SHARD_ROWS)
+    for fr in at_least_one(shards, {c: FRAGMENTS[c] for c in UNIT_COLUMNS}):  # no fragment: no unit, same columns
         u = _sentence_units(fr.lazy(), inv, wb.params.affordances)
         yield u.with_columns(pl.int_range(off, off + u.height, dtype=pl.Int64).alias("chunk"))
         off += u.height

@@ -1,9 +1,14 @@
-"""Helpers the notebooks call: open a run, show a chart, show a table.
+"""Helpers the notebooks call: open a run, show a chart, show a table, the top row of a frame.
 
 Charts are rendered to SVG with vl-convert (offline, deterministic, readable in the exported
-HTML without any script) and also saved under reports/<run>/charts/.
+HTML without any script) and also saved under reports/<run>/charts/. A notebook holds on any
+corpus: a chart with no data is replaced by a sentence, and `top_row` gives None for an empty
+frame instead of an IndexError.
 """
 from __future__ import annotations
+
+import hashlib
+import re
 
 import altair as alt
 import polars as pl
@@ -15,19 +20,64 @@ def open_run(params_file: str, corpus: str, run_name: str, notebook: str = "", g
     return Workbench(params_file=params_file, corpus_arg=corpus or None, run_name=run_name, notebook=notebook, gold=gold or None)
 
 
-def show(chart: alt.Chart, wb: Workbench | None = None, name: str | None = None):
+class Sentence(str):
+    """What a notebook shows in place of an empty table or chart: the sentence itself, shown
+    as plain text whether it is a cell's last expression or passed to display()."""
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+
+def has_data(spec: dict) -> bool:
+    """Whether a chart's spec draws any row: False when every dataset it names is empty."""
+    datasets = spec.get("datasets")
+    return not datasets or any(len(rows) for rows in datasets.values())
+
+
+def show(chart: alt.Chart, wb: Workbench | None = None, name: str | None = None, empty: str = ""):
+    """The chart as SVG (saved as charts/<name>.svg); a chart with no data is replaced by the
+    sentence `empty` (or one naming the chart), and no stale file of that name is left behind."""
     import vl_convert as vlc
     from IPython.display import SVG
 
-    svg = vlc.vegalite_to_svg(chart.to_dict())
-    if wb is not None and name:
-        out = wb.run_dir / "charts"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{name}.svg").write_text(svg, encoding="utf-8")
+    spec = chart.to_dict()
+    out = wb.run_dir / "charts" / f"{name}.svg" if wb is not None and name else None
+    if not has_data(spec):
+        title = spec.get("title") or name or "this chart"
+        title = title.get("text", name) if isinstance(title, dict) else title
+        if out is not None:
+            out.unlink(missing_ok=True)
+        return Sentence(empty or f"Nothing to draw for {title!r}: its table is empty in this corpus.")
+    svg = stable_ids(vlc.vegalite_to_svg(spec))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(svg, encoding="utf-8")
     return SVG(data=svg)
 
 
-def table(df: pl.DataFrame, n: int = 10, width: int = 60) -> pl.DataFrame:
-    """The first n rows with long text cut, for display."""
+_GRADIENT = re.compile(r"gradient_\d+")
+
+
+def stable_ids(svg: str) -> str:
+    """vl-convert numbers gradient ids with a counter over every chart the process has drawn, so
+    the same chart drew differently after other notebooks in the same kernel. Renamed after the
+    chart itself (a hash of it with the numbers taken out, then their order): the same in any
+    process, and still distinct between charts inlined in one HTML page."""
+    tag = hashlib.sha256(_GRADIENT.sub("gradient", svg).encode("utf-8")).hexdigest()[:8]
+    order: dict[str, str] = {}
+    return _GRADIENT.sub(lambda m: order.setdefault(m.group(0), f"gradient_{tag}_{len(order)}"), svg)
+
+
+def table(df: pl.DataFrame, n: int = 10, width: int = 60, empty: str = "") -> pl.DataFrame | Sentence:
+    """The first n rows with long text cut, for display; an empty frame gives the sentence
+    `empty` (or a plain one) instead of a header with no rows."""
+    if df.is_empty():
+        return Sentence(empty or "No rows: nothing of this kind in this corpus.")
     cut = [pl.col(c).str.slice(0, width).alias(c) for c, t in df.schema.items() if t == pl.String]
     return df.head(n).with_columns(cut)
+
+
+def top_row(df: pl.DataFrame) -> dict | None:
+    """The first row as a dict, or None when the frame is empty (never index [0] into a frame
+    that may be empty)."""
+    return df.row(0, named=True) if df.height else None

@@ -32,6 +32,8 @@ PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "sci
 BASELINES = ("bm25_chunks", "heading_tree", "source_order")
 HEADLINE = "evidence_recall"
 SPAN_CHARS = 240  # a cited span longer than this is cut on the dashboard (the exports keep it whole)
+NO_EVALUATION = ("No question could be evaluated: the gold file's questions did not resolve to this corpus's documents, "
+                 "or, without a gold file, the corpus has no direct question to make silver ones from.")
 STRATEGY_NAMES = {"qspace": "Qspace trees", "ask": "ask (parser + answer ranking)", "bm25_chunks": "BM25 over 512-token chunks",
                   "heading_tree": "heading tree", "source_order": "source-order scan"}
 
@@ -249,13 +251,16 @@ def final_report_md(run: Run) -> str:
                                        pl.col("n_tokens").max().alias("max_tokens")).sort("fragments", "kind", descending=[True, False])
         out += ["## 2. Fragmentation", "", f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
                 f"(median {fr['n_tokens'].median():.0f}, 95th percentile {fr['n_tokens'].quantile(0.95, 'nearest'):.0f}).", "",
-                _md_table(kinds, 1), ""]
+                _md_table(kinds, 1), ""] if fr.height else \
+               ["## 2. Fragmentation", "", "No fragments: no document of this corpus gave any text.", ""]
     if run.has("affordances"):
         aff = run.read("affordances").select("intent", "support")
         rej = run.read("affordances", "rejected")
         by = aff.group_by("intent", "support").len().pivot(on="support", index="intent", values="len", sort_columns=True).fill_null(0).sort("intent")
         out += ["## 3. Answer affordances", "", f"{aff.height} questions kept, each with a verbatim span checked against the document text; "
-                f"{rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(by), ""]
+                f"{rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(by), ""] if aff.height else \
+               ["## 3. Answer affordances", "", f"No questions: no sentence matched a detector's cue ({rej.height} rejected by the span "
+                "and value checks). Without questions there are no prototypes, classes, evidence, trees or simulations.", ""]
     if run.has("prototypes"):
         pr = run.read("prototypes").sort("n_fragments", "canonical_name", descending=[True, False])
         out += ["## 4. Question prototypes", "", f"{pr.height} prototypes (intent, slot and role signature). The most supported:", "",
@@ -286,13 +291,15 @@ def final_report_md(run: Run) -> str:
         sc = run.read("trees", "tree_scores")
         sel = sc.filter(pl.col("selected")).group_by("candidate").agg(pl.len().alias("selected"), pl.col("J").mean().alias("mean_J")).sort("candidate")
         out += ["## 9. Retrieval trees", "", f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
-                f"{sc['fragment_id'].n_unique()} fragments. Winners by candidate:", "", _md_table(sel), ""]
+                f"{sc['fragment_id'].n_unique()} fragments. Winners by candidate:", "", _md_table(sel), ""] if sc.height else \
+               ["## 9. Retrieval trees", "", "No retrieval trees: no fragment has evidence in this corpus.", ""]
     if run.has("simulation"):
         sim = run.read("simulation", "simulations")
         ok = sim.filter(pl.col("correct")).height
         out += ["## 10. Traversal", "", f"{sim.height} direct questions replayed on their fragment's selected tree; {ok} "
                 f"({100 * ok / max(sim.height, 1):.1f}%) returned the right values from the right sentence "
-                "(sample_retrieval_traces.md shows walks).", ""]
+                "(sample_retrieval_traces.md shows walks).", ""] if sim.height else \
+               ["## 10. Traversal", "", "No traversal: no direct question has a tree to walk.", ""]
         if ok < sim.height:
             limits.append(f"{sim.height - ok} simulated traversals did not return every expected value.")
     cmp = comparison(run)
@@ -308,6 +315,8 @@ def final_report_md(run: Run) -> str:
         if not run.record.get("gold"):
             limits.append("Without a gold file the questions are silver: made from the same detectors the trees use, so "
                           "evaluation on a real gold set (notebook 07, ContractNLI) is the number to trust.")
+    elif run.has("evaluation"):
+        out += ["## 11. Evaluation", "", NO_EVALUATION, ""]
     limits += ["Detectors are rules: questions the twelve intents do not cover produce no affordance (see notebook 03 for held-out recall).",
                "The ask path confirms answers by pattern and keyword; it does not understand comparators or translate free words."]
     out += ["## 12. Limitations", ""] + [f"- {s}" for s in limits] + ["",
@@ -349,9 +358,9 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
-def _html_table(df: pl.DataFrame) -> str:
+def _html_table(df: pl.DataFrame, empty: str = "Not in this run.") -> str:
     if df.is_empty():
-        return "<p>Not in this run.</p>"
+        return f"<p>{_e(empty)}</p>"
     num = [dt.is_numeric() for dt in df.dtypes]
     head = "".join(f'<th{" class=num" if n else ""}>{_e(c)}</th>' for c, n in zip(df.columns, num))
     body = "".join("<tr>" + "".join(f'<td{" class=num" if n else ""}>{_e(_fmt(v))}</td>'
@@ -413,12 +422,12 @@ def dashboard_html(run: Run, meta: dict) -> str:
 <section><h2>The run in numbers</h2><div class="cards">{cards_html}</div></section>
 <section><h2>Retrieval against the baselines (measured on {_e(gold_label)})</h2>
 <p>Recall = share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts of what each strategy loaded.</p>
-{_html_table(cmp)}<ul>{better}</ul></section>
+{_html_table(cmp, NO_EVALUATION if run.has("evaluation") else "Not in this run.")}<ul>{better}</ul></section>
 {extra}
 <section><h2>Charts</h2><div class="charts">{figs}</div></section>
 <section><h2>Sample questions answered by their trees</h2>
 <p>One replayed question per intent: the tree it walked, the values it returned and the verbatim span it cites.</p>
-{_html_table(sample_answers(run))}</section>
+{_html_table(sample_answers(run), "No replayed question returned its values: there is nothing to show.")}</section>
 <section><h2>Representative trees</h2><div class="charts">{tree_figs or '<p>No tree drawings in this run.</p>'}</div></section>
 <section><h2>Executed notebooks</h2><ol>{nb_links}</ol></section>
 <section><h2>Artifacts</h2><ul class="links">{arts}</ul></section>

@@ -83,7 +83,8 @@ def traces_markdown(sims: pl.DataFrame, nodes: pl.DataFrame, inventory: pl.DataF
     ok = sims["correct"].sum()
     lines = ["# Sample retrieval traces", "",
              f"{sims.height} direct questions replayed against the selected tree of their fragment; "
-             f"{ok} returned the right values from the right sentence ({ok / max(sims.height, 1):.1%}).", ""]
+             f"{ok} returned the right values from the right sentence ({ok / max(sims.height, 1):.1%})." if sims.height else
+             "No direct question to replay: no fragment of this corpus has a retrieval tree.", ""]
     for r in pick.iter_rows(named=True):
         quote = r["doc_text"][r["span_start"]:r["span_end"]] if r["doc_text"] else ""
         lines += [
