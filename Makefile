@@ -7,11 +7,12 @@ NAME   ?= default
 CORPUS ?= sample_corpus
 PARAMS ?= params/default.yaml
 
-.PHONY: run test lab notebooks sweep bench clean-store help
+.PHONY: run test test-fast lab notebooks sweep bench clean-store help
 
 help:
 	@echo "make run        run every notebook on $(CORPUS) with $(PARAMS); report in reports/$(NAME)/"
-	@echo "make test       unit, property and notebook (nbval) tests"
+	@echo "make test       unit, property and notebook (nbval) tests, and end-to-end runs through the notebooks"
+	@echo "make test-fast  the inner loop: tests/ without the end-to-end notebook runs and nbval"
 	@echo "make lab        JupyterLab on notebooks/ with the project kernel"
 	@echo "make notebooks  re-execute notebooks/ in place (the stored outputs nbval compares against)"
 	@echo "make sweep      trees and evaluation once per params/weights/*.yaml, then the comparison notebook"
@@ -37,6 +38,9 @@ $(BROWSER):
 
 test: $(STAMP) $(BROWSER)
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP) $(BROWSER)
+	$(BIN)/python -m pytest tests -m "not notebooks"
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/

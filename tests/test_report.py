@@ -93,6 +93,24 @@ def test_sample_run_report_files(sample_run):
     assert "vs BM25 over 512-token chunks" in summary and "| qspace |" in summary
 
 
+def shown(nb_path: Path) -> list[list[str]]:
+    """What each code cell of a notebook shows (text, tables, charts), but the parameters papermill injects."""
+    cells = json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+    return [["".join(o.get("text", "")) + "".join(v if isinstance(v, str) else "".join(v) for v in o.get("data", {}).values())
+             for o in c["outputs"]] for c in cells
+            if c["cell_type"] == "code" and "injected-parameters" not in c["metadata"].get("tags", [])]
+
+
+def test_a_run_shows_what_the_stored_notebooks_show(sample_run, root):
+    """The runner executes a run's notebooks in one kernel, reset before each: every notebook must
+    show exactly what it shows executed alone in a fresh kernel (the stored notebooks, which nbval
+    re-executes)."""
+    stored = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert len(stored) == 9
+    for nb in stored:
+        assert shown(sample_run / nb.name) == shown(nb), nb.name
+
+
 def test_index_and_dashboard_render_offline_with_every_chart(browser, sample_run):
     dash = open_page(browser, sample_run / "dashboard.html")
     charts = sorted(p.name for p in (sample_run / "charts").glob("*.svg"))

@@ -34,6 +34,37 @@ def test_failing_notebook_names_notebook_and_cell(tmp_path, root):
     assert "FAILED: notebook 02_step.ipynb, cell [4] 'y = 2': ValueError: stage exploded" in text
 
 
+def test_a_stopped_run_still_reports_what_completed(tmp_path, root):
+    proj = mini_project(tmp_path, root, [["print('one')"], ["print('two')"], ["print('three')"]])
+    assert run(proj, "params/default.yaml", "stop", None, out=io.StringIO()) == 0  # a complete earlier run
+    nb = nbformat.read(proj / "notebooks" / "02_step.ipynb", as_version=4)
+    nb.cells[1].source = "raise ValueError('stage exploded')"
+    nbformat.write(nb, proj / "notebooks" / "02_step.ipynb")
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "stop", None, out=out) == 1
+    run_dir = proj / "reports" / "stop"
+    assert "FAILED: notebook 02_step.ipynb, cell [3] \"raise ValueError('stage exploded')\": ValueError: stage exploded" in out.getvalue()
+    assert "Partial report: reports/stop/index.html" in out.getvalue()
+    index = (run_dir / "index.html").read_text()
+    assert "This run stopped in 02_step" in index and "ValueError: stage exploded" in index
+    assert 'href="01_step.html"' in index and 'href="02_step.html"' in index  # what completed, then the failed copy
+    assert "stage exploded" in (run_dir / "02_step.html").read_text()  # its traceback, exported
+    assert not (run_dir / "03_step.ipynb").exists() and "03_step" not in index  # no copy left from the earlier run
+
+
+def test_notebooks_of_a_run_share_one_kernel_yet_start_fresh(tmp_path, root):
+    """One kernel for the run, reset before each notebook: no name, display setting or cell
+    number leaks from one notebook into the next."""
+    proj = mini_project(tmp_path, root, [["import polars as pl\npl.Config.set_tbl_rows(3)\nleak = 1", "import os\nos.getpid()"],
+                                         ["import os, polars as pl\nprint('leak' in dir(), pl.Config.state(if_set=True).get('POLARS_FMT_MAX_ROWS'))",
+                                          "os.getpid()"]])
+    assert run(proj, "params/default.yaml", "warm", None, out=io.StringIO()) == 0
+    first, second = (nbformat.read(proj / "reports" / "warm" / f"0{i}_step.ipynb", as_version=4) for i in (1, 2))
+    assert second.cells[-2].outputs[0]["text"] == "False None\n"
+    assert first.cells[-1].outputs[0]["data"]["text/plain"] == second.cells[-1].outputs[0]["data"]["text/plain"]  # one process
+    assert [c.execution_count for c in second.cells if c.cell_type == "code"] == [1, 2, 3, 4]
+
+
 def test_successful_run_writes_html_and_index(tmp_path, root):
     proj = mini_project(tmp_path, root, [["print('hello')"]])
     out = io.StringIO()
