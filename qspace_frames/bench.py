@@ -36,7 +36,11 @@ from .workers import shipped_bytes
 
 CUAD = Path("..") / "shared" / "corpora" / "contracts-cuad"
 SCALES = {"x1": 1, "x4": 4, "x16": 16}
-DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1")
+# `<corpus>-run`: `qspace run` through the notebooks on that corpus, beside its library row; then
+# the same run again (every notebook kept) and a new run name (every artifact stored)
+RUNS = ("sample-run", "cuad50-run", "x1-run")
+DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1", "sample", "cuad50", *RUNS)
+CUAD50 = 50  # the first contracts of CUAD txt: the subset the report's cost was first measured on
 DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
 PER_DOC = ("corpus", "fragments", "affordances")
 MB = 1e6  # megabytes are 10^6 bytes of document files
@@ -49,6 +53,19 @@ class Spec:
     upto: str  # last stage run
     workers: int
     engine: str
+    mode: str = "library"  # or "notebooks": `qspace run`
+
+
+def subset(src: Path, n: int, dest: Path) -> Path:
+    """The first n files of src (path order), copied once into dest."""
+    files = sorted(f for f in src.rglob("*") if f.is_file() and not f.name.startswith("."))[:n]
+    if not (dest / ".complete").is_file():
+        shutil.rmtree(dest, ignore_errors=True)
+        for f in files:
+            (dest / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dest / f.relative_to(src))
+        (dest / ".complete").write_text(str(n), encoding="utf-8")
+    return dest
 
 
 def scaled_corpus(src: Path, k: int, dest: Path) -> Path:
@@ -83,6 +100,10 @@ def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str
             out.append(Spec(name, cuad / "pdf", upto, workers, engine))
         elif name == "pdf-w1":
             out.append(Spec(name, cuad / "pdf", "corpus", 1, "local"))
+        elif name.removesuffix("-run") in ("sample", "cuad50", "x1"):
+            base = name.removesuffix("-run")
+            corpus = {"sample": root / "sample_corpus", "x1": cuad / "txt"}.get(base) or subset(cuad / "txt", CUAD50, scratch / "cuad-txt-50")
+            out.append(Spec(name, corpus, upto, workers, engine, "notebooks" if name.endswith("-run") else "library"))
         else:
             raise ValueError(f"unknown bench corpus {name!r}: choose from {', '.join(DEFAULT_CORPORA)}")
     return out
@@ -90,9 +111,42 @@ def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str
 
 # ---- one measurement, in a fresh process ----------------------------------------------------------
 
+def child_run(spec: dict) -> dict:
+    """`qspace run` through the notebooks with a fresh store, then the same run again (nothing
+    changed: every notebook kept), then under a new run name (every artifact stored); seconds of
+    each (runs in the child)."""
+    import io
+
+    from .pipeline import Workbench
+    from .runner import run
+
+    tmp, root = Path(spec["tmp"]), Path(spec["root"])
+    params = tmp / "params.yaml"
+    params.write_text(f"store:\n  root: {tmp / 'store'}\n", encoding="utf-8")
+    names = [f"bench-{Path(spec['tmp']).name}-{i}" for i in (1, 2)]
+    seconds = []
+    try:
+        for name in (names[0], names[0], names[1]):
+            t0 = time.perf_counter()
+            if run(root, str(params), name, spec["corpus"], out=io.StringIO()) != 0:
+                raise RuntimeError(f"qspace run failed on {spec['corpus']}")
+            seconds.append(time.perf_counter() - t0)
+        files = Workbench(params_file=str(params), corpus_arg=spec["corpus"], run_name=names[1], project_root=root,
+                          reports_dir=tmp / "reports").files()
+    finally:
+        for name in names:
+            shutil.rmtree(root / "reports" / name, ignore_errors=True)
+    return {"files": files.height, "mb": (files["bytes"].sum() or 0) / MB, "discovery_s": 0.0, "stages": {},
+            "run_s": seconds[0], "rerun_s": seconds[1], "new_name_s": seconds[2],
+            "total_s": seconds[0], "cpu_s": time.process_time() + _children_cpu()}
+
+
 def child(spec: dict) -> dict:
     """Run the stages up to spec['upto'] with a fresh store; return the timings (runs in the child)."""
     from .pipeline import STAGES, Workbench
+
+    if spec.get("mode") == "notebooks":
+        return child_run(spec)
 
     tmp = Path(spec["tmp"])
     params = tmp / "params.yaml"
@@ -179,7 +233,7 @@ def measure(spec: Spec, root: Path) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"qspace-bench-{spec.name}-"))
     try:
         payload = json.dumps({"corpus": str(spec.corpus), "upto": spec.upto, "workers": spec.workers,
-                              "engine": spec.engine, "tmp": str(tmp), "root": str(root)})
+                              "engine": spec.engine, "tmp": str(tmp), "root": str(root), "mode": spec.mode})
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
         load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
@@ -197,7 +251,7 @@ def measure(spec: Spec, root: Path) -> dict:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     st = rep.pop("stages")
-    e2e = rep["discovery_s"] + sum(st.values())
+    e2e = rep.get("run_s") or rep["discovery_s"] + sum(st.values())  # `qspace run`: its whole wall time
     row = {"corpus": spec.name, "engine": spec.engine, "workers": spec.workers, "upto": spec.upto, **rep,
            **{f"{s}_s": v for s, v in st.items()},
            "per_doc_s": rep["discovery_s"] + sum(st.get(s, 0.0) for s in PER_DOC),
@@ -248,6 +302,16 @@ def targets(summary: pl.DataFrame) -> dict:
             if b.get("peak_tree_rss_mb") is not None:
                 out[f"x16 peak RSS of the run and its pool together MB, {span(upto)}"] = b["peak_tree_rss_mb"]
             break
+    for name in ("sample", "cuad50", "x1"):  # the report's cost: `qspace run` against the library path
+        lib, nb = pick(name), pick(f"{name}-run")
+        if nb and lib:
+            out[f"{name}: qspace run s / (1.5 x library s + 6) (target <= 1)"] = nb["e2e_s"] / (1.5 * lib["e2e_s"] + 6)
+            out[f"{name}: qspace run peak RSS of the process tree MB - library's (target <= 1024)"] = nb["peak_tree_rss_mb"] - lib["peak_tree_rss_mb"]
+        if nb:
+            out[f"{name}: qspace run, every artifact stored, new run name s" + (" (target < 8)" if name == "sample" else "")] = nb["new_name_s"]
+            out[f"{name}: qspace run again, nothing changed s (target < 3)"] = nb["rerun_s"]
+        if nb and name == "sample":
+            out["sample: qspace run from an empty store s (target < 20)"] = nb["e2e_s"]
     one, pool = pick("pdf-w1", "corpus"), pick("pdf", "corpus") or pick("pdf")
     if one and pool and pool.get("corpus_s"):
         out[f"PDF load speed-up, {pool['workers']} workers vs 1 (target >= 1.8)"] = one["corpus_s"] / pool["corpus_s"]
@@ -259,6 +323,7 @@ def markdown(summary: pl.DataFrame) -> str:
             ("discovery_s", "discover s", "{:.1f}"), ("corpus_s", "load s", "{:.1f}"), ("fragments_s", "fragment s", "{:.1f}"),
             ("affordances_s", "detect s", "{:.1f}"), ("global_s", "global stages s", "{:.1f}"), ("e2e_s", "end to end s", "{:.1f}"),
             ("docs_per_s", "docs/s", "{:.1f}"), ("mb_per_s", "MB/s", "{:.2f}"), ("peak_rss_mb", "peak RSS MB", "{:.0f}"), ("peak_tree_rss_mb", "peak RSS with pool MB", "{:.0f}"),
+            ("rerun_s", "rerun, nothing changed s", "{:.1f}"), ("new_name_s", "new run name s", "{:.1f}"),
             ("load_before", "load avg", "{:.1f}")]
     cols = [c for c in cols if c[0] in summary.columns]
     lines = ["| " + " | ".join(h for _, h, _ in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
@@ -288,9 +353,11 @@ def run_bench(root: Path, names: list[str], repeat: int | None, workers: int, en
             print(f"bench {spec.name} ({spec.engine}, workers={spec.workers}, up to {spec.upto}) run {i + 1}/{n} ...", flush=True)
             row = measure(spec, root)
             rows.append({"repeat": i + 1, **row})
-            top = max((c for c in row if c.endswith("_peak_mb")), key=lambda c: row[c])
-            print(f"  {row['e2e_s']:.1f} s end to end, {row['mb_per_s']:.2f} MB/s, peak RSS {row['peak_rss_mb']:.0f} MB "
-                  f"({row['peak_tree_rss_mb']:.0f} MB with the pool; the most in {top.removesuffix('_peak_mb')}: {row[top]:.0f} MB)", flush=True)
+            top = max((c for c in row if c.endswith("_peak_mb")), key=lambda c: row[c], default=None)
+            where = f"; the most in {top.removesuffix('_peak_mb')}: {row[top]:.0f} MB" if top else ""
+            again = f"; again {row['rerun_s']:.1f} s, new run name {row['new_name_s']:.1f} s" if "rerun_s" in row else ""
+            print(f"  {row['e2e_s']:.1f} s end to end{again}, {row['mb_per_s']:.2f} MB/s, peak RSS {row['peak_rss_mb']:.0f} MB "
+                  f"({row['peak_tree_rss_mb']:.0f} MB with the pool{where})", flush=True)
     order = {spec.name: k for k, (spec, _) in enumerate(todo)}
     rows.sort(key=lambda r: (order[r["corpus"]], r["repeat"]))
     runs = pl.DataFrame(rows, infer_schema_length=None)
@@ -339,7 +406,8 @@ def parser(ap: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser
     ap = ap or argparse.ArgumentParser(prog="qspace bench")
     ap.add_argument("--corpora", nargs="+", default=list(DEFAULT_CORPORA), choices=DEFAULT_CORPORA,
                     help="what to measure (default: all): x1 = CUAD txt, x4 and x16 scaled copies, pdf = the 100 CUAD PDFs "
-                    "with the pool, pdf-w1 = their loading in one process")
+                    "with the pool, pdf-w1 = their loading in one process, sample = the sample corpus, cuad50 = the first 50 "
+                    "CUAD contracts; NAME-run = `qspace run` through the notebooks on NAME (then again, then under a new name)")
     ap.add_argument("--repeat", type=int, default=None,
                     help="runs per corpus, the median is reported (default: 3 for x1, 1 for the others)")
     ap.add_argument("--workers", type=int, default=2, help="processes for the per-document stages (default 2)")

@@ -33,7 +33,7 @@ def _run(args) -> int:
     corpus = _rel(root, args.corpus) if args.corpus else None  # no absolute paths in stored notebooks
     if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
         os.environ["QSPACE_ENGINE"] = args.engine
-    return run(root, args.params, args.name, corpus, only=args.only)
+    return run(root, args.params, args.name, corpus, only=args.only, contractnli=args.contractnli or "")
 
 
 def _rel(root: Path, given: str) -> str:
@@ -154,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--params", default="params/default.yaml", help="parameters file (an overlay over params/default.yaml)")
     r.add_argument("--name", default="default", help="run name: the report goes to reports/NAME/")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by number or stem), e.g. --only 01 02")
+    r.add_argument("--contractnli", metavar="FILE", nargs="?", const="../shared/corpora/qa-contractnli-dev/dev.json",
+                   help="also evaluate a ContractNLI split beside the run, as the stored notebooks do (default file: the "
+                   "dev split in ../shared/corpora); off by default: a run does not evaluate an unrelated data set")
     r.add_argument("--engine", default="local", choices=["local", "ray"],
                    help="where the per-document stages (load, fragment, detect) run: this process (local) or Ray Data "
                    "map_batches on a local Ray instance (needs the `ray` extra); artifacts are byte-identical either way")

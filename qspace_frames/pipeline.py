@@ -303,6 +303,7 @@ class Workbench:
     gold: str | None = None  # a gold-question JSONL file; default: silver questions from the affordances
     params: Params = field(init=False)
     _arts: dict[str, Artifact] = field(default_factory=dict, init=False)
+    _actions: dict[str, str] = field(default_factory=dict, init=False)  # stage -> "computed" or "reused" by this Workbench
     _files: pl.DataFrame | None = field(default=None, init=False)
 
     def __post_init__(self):
@@ -377,11 +378,16 @@ class Workbench:
             art = self.store.put(stage, aid, tables, manifest)
             action = "computed"
         self._arts[stage] = art
+        self._actions[stage] = action
         self._log({"notebook": self.notebook, "stage": stage, "artifact_id": aid, "action": action,
                    "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
                    "seconds": round(time.perf_counter() - t0, 3)})
         self._record(stage, aid)
         return art
+
+    def last_action(self, stage: str) -> str:
+        """"computed" or "reused": what this Workbench did for the stage."""
+        return self._actions.get(stage, "not run")
 
     def scan(self, stage: str, table: str | None = None) -> pl.LazyFrame:
         return self.artifact(stage).scan(table)
@@ -395,14 +401,34 @@ class Workbench:
             fh.write(json.dumps(entry, sort_keys=True) + "\n")
 
     def _record(self, stage: str, aid: str) -> None:
-        """reports/<run>/artifacts.json: which artifact ids this run used."""
+        """reports/<run>/artifacts.json: which artifact ids this run used. The notebooks of a run
+        record from several kernels at once: the file is updated under a lock, and only when it
+        changes."""
+        import fcntl
+
         path = self.run_dir / "artifacts.json"
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        data.setdefault("artifacts", {})[stage] = aid
-        data["params_hash"] = self.params.hash()
-        data["params_file"] = self.rel(self.root / self.params_file) if self.params_file else None
-        data["gold"] = self.rel(self.gold_file) if self.gold_file else None
-        data["corpus"] = self.rel(self.corpus)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        with open(self.run_dir / "artifacts.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            data = {**old, "artifacts": {**old.get("artifacts", {}), stage: aid}, "params_hash": self.params.hash(),
+                    "params_file": self.rel(self.root / self.params_file) if self.params_file else None,
+                    "gold": self.rel(self.gold_file) if self.gold_file else None, "corpus": self.rel(self.corpus)}
+            if data != old:
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+                tmp.replace(path)
+
+
+def contractnli_workbench(root: Path, contractnli: str, params_file: str | None, run_name: str, notebook: str = "",
+                          workers: int = 1) -> "Workbench | None":
+    """The Workbench of the ContractNLI benchmark beside a run (`<run>-contractnli`): the split
+    converted into reports/contractnli-dev/ (documents and gold file) and evaluated with the run's
+    parameters. None when the file is absent (no ../shared/corpora)."""
+    path = Path(contractnli) if contractnli else None
+    path = path if path is None or path.is_absolute() else root / path
+    if path is None or not path.is_file():
+        return None
+    out = root / "reports" / "contractnli-dev"
+    gold = evaluation_mod.contractnli_to_gold(path, out)
+    return Workbench(params_file=params_file, corpus_arg=str(out / "docs"), run_name=f"{run_name}-contractnli", gold=str(gold),
+                     notebook=notebook, project_root=root, workers=workers)

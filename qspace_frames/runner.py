@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,14 @@ def notebooks(root: Path) -> list[Path]:
 # Run before each notebook in the run's one kernel: what a fresh kernel would have (an empty
 # namespace, Polars' default display settings, cell numbers from 1), so a notebook's outputs do
 # not depend on the notebooks run before it in the same kernel.
+# Imported once when a run's kernel starts (while the library computes). jsonschema, which altair
+# imports, loads rfc3987_syntax when it is installed to check "iri" formats, and that compiles a
+# grammar at import: 2.0 s of the 3.5 s a kernel spent importing. Nothing here validates IRIs, so
+# in the run's own kernels the package stands in as absent (jsonschema then skips that format).
+PRELOAD = """import sys
+sys.modules.setdefault("rfc3987_syntax", None)
+import polars, altair, qspace_frames.notebook, qspace_frames.charts, qspace_frames.exports
+"""
 RESET = """get_ipython().reset(new_session=True)
 import polars as _pl
 _pl.Config.restore_defaults()
@@ -39,19 +48,28 @@ class WarmKernel:
     def __init__(self, kernel_name: str, cwd: Path):
         self.kernel_name, self.cwd, self.km = kernel_name, cwd, None
 
-    def fresh(self) -> dict:
-        """papermill's keyword arguments for the next notebook: the kernel, reset. The reset goes
-        through a new client: a client's sockets are tied to the event loop that was current when
-        it was made, and nbclient runs each notebook in a loop of its own."""
+    def start(self) -> None:
+        """Start the kernel and have it import what every notebook imports, without waiting: the
+        first notebook's reset waits behind it."""
         if self.km is None or not self.km.is_alive():
             self.close()
             self.km = _TrackedKernel(kernel_name=self.kernel_name)
             self.km.start_kernel(cwd=str(self.cwd))
+            self._send(PRELOAD)
+
+    def _send(self, code: str) -> tuple:
+        c = self.km.client()
+        c.start_channels()
+        return c, c.execute(code, silent=True, store_history=False)
+
+    def fresh(self) -> dict:
+        """papermill's keyword arguments for the next notebook: the kernel, reset. The reset goes
+        through a new client: a client's sockets are tied to the event loop that was current when
+        it was made, and nbclient runs each notebook in a loop of its own."""
+        self.start()
         self.km.drop_clients()  # the previous notebook's: nbclient leaves a client it did not start the kernel for running
-        control = self.km.client()
-        control.start_channels()
         # only the shell reply is read (queued until the socket connects), so no wait for IOPub
-        msg_id = control.execute(RESET, silent=True, store_history=False)
+        control, msg_id = self._send(RESET)
         while (reply := control.get_shell_msg(timeout=120))["parent_header"].get("msg_id") != msg_id:
             pass
         if reply["content"]["status"] != "ok":
@@ -132,8 +150,9 @@ def write_index(run_dir: Path, run_name: str, pages: list[Path], failed: Path | 
     items = "\n".join(link(p) for p in pages)
     if failed is not None:
         items += f'\n<li><strong>failed here:</strong> {link(failed)[4:-5]}</li>'
-    stopped = (f'<p><strong>This run stopped in {html.escape(failed.stem)}</strong>: {html.escape(error)}. '
-               'The notebooks before it completed; the failed one is linked with its traceback.</p>') if failed is not None else ""
+    where = f"in {failed.stem}" if failed is not None else "before its notebooks"
+    stopped = (f'<p><strong>This run stopped {html.escape(where)}</strong>: {html.escape(error)}. '
+               'The notebooks listed completed; a failed one is linked with its traceback.</p>') if error else ""
     extras = sorted(f.name for f in run_dir.iterdir() if f.suffix in {".csv", ".jsonl", ".json", ".md"})
     files = "\n".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in extras)
     dash = '<p><a href="dashboard.html">Dashboard</a>: the run in numbers, the baseline comparison and every chart.</p>' \
@@ -183,17 +202,18 @@ def _finish(pending: list) -> None:
         f.result()
 
 
-def _publish_stopped(root: Path, run_dir: Path, executed: list[Path], failed: Path, error: str, later: list[Path], out) -> None:
+def _publish_stopped(root: Path, run_dir: Path, executed: list[Path], failed: Path | None, error: str, later: list[Path], out) -> None:
     """What a stopped run leaves: index.html and the dashboard over what completed, plus the failed
-    notebook's executed copy; copies of later notebooks from an earlier run are removed, so the
-    report shows this run only."""
+    notebook's executed copy (none when a stage failed); copies of notebooks this run did not
+    complete, left by an earlier run, are removed, so the report shows this run only."""
     for nb in later:
         for f in (run_dir / nb.name, (run_dir / nb.name).with_suffix(".html")):
             f.unlink(missing_ok=True)
     try:
-        if failed.is_file():
+        failed = failed if failed is not None and failed.is_file() else None
+        if failed is not None:
             to_html(failed)
-        index = publish(root, run_dir, executed, failed if failed.is_file() else None, error)
+        index = publish(root, run_dir, executed, failed, error)
         print(f"Partial report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)
     except Exception as e:  # the report of a stopped run must not hide why it stopped
         print(f"  (no partial report: {type(e).__name__}: {e})", file=out)
@@ -224,7 +244,8 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
     return sha256_hex(canonical_json({"notebook": sha256_hex(nb.read_bytes()), "base": base, "previous": previous}))
 
 
-def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None, gold: str | None = None) -> tuple[str, Path | None]:
+def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None, gold: str | None = None,
+              contractnli: str = "") -> tuple[str, Path | None]:
     """What every notebook of the run depends on (parameters, the corpus's bytes, the gold
     questions, the expert dictionary, the code), and the corpus folder the run reads."""
     from .pipeline import Workbench
@@ -236,15 +257,15 @@ def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str |
         folder = wb.corpus
     except FileNotFoundError:  # no corpus: the notebooks will say so themselves
         fp, folder = None, None
-    g = Path(gold) if gold else None
-    g = g if g is None or g.is_absolute() else root / g
-    gold_fp = sha256_hex(g.read_bytes()) if g is not None and g.is_file() else None
+    def fingerprint(f: str | None) -> str | None:
+        path = Path(f) if f else None
+        path = path if path is None or path.is_absolute() else root / path
+        return sha256_hex(path.read_bytes()) if path is not None and path.is_file() else None
+
+    gold_fp = fingerprint(gold)
     dictionary = dictionary_fingerprint(root / "params" / "dictionary")  # notebooks 07 and 08 answer with it
     return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "gold": gold_fp, "dictionary": dictionary,
-                                      "code": code_hash(), "run": run_name})), folder
-
-
-SAMPLE_CORPUS = "sample_corpus"
+                                      "code": code_hash(), "run": run_name, "contractnli": fingerprint(contractnli)})), folder
 
 
 def declared_parameters(nb: Path) -> set[str]:
@@ -257,14 +278,10 @@ def declared_parameters(nb: Path) -> set[str]:
             for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
 
 
-def notebook_parameters(nb: Path, run: dict, folder: Path | None, root: Path) -> dict:
-    """The papermill parameters a notebook declares, from the run's. The ContractNLI benchmark
-    belongs to the sample corpus's run (the stored notebooks): a run of another folder passes an
-    empty path, and notebook 07 skips it."""
+def notebook_parameters(nb: Path, run: dict) -> dict:
+    """The run's papermill parameters that the notebook declares."""
     declared = declared_parameters(nb)
-    sample = folder is not None and folder.resolve() == (root / SAMPLE_CORPUS).resolve()
-    values = {**run, **({} if sample else {"contractnli": ""})}
-    return {k: v for k, v in values.items() if k in declared}
+    return {k: v for k, v in run.items() if k in declared}
 
 
 def _artifacts_present(root: Path, params, entry: dict) -> bool:
@@ -280,82 +297,187 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: list[str] | None = None,
-        out=sys.stdout, gold: str | None = None, kernel: WarmKernel | None = None) -> int:
-    """Run every notebook (or those named in `only`) in order. Returns a process exit code.
+        out=sys.stdout, gold: str | None = None, kernels: list[WarmKernel] | None = None, contractnli: str = "") -> int:
+    """Compute, then render: every artifact through the library first (one process and its pool),
+    then the notebooks (or those named in `only`), which only read the store, on warm kernels side
+    by side (one per core); the last notebook, the report, after the others. A notebook whose
+    inputs, code and parameters are unchanged keeps its executed copy. Returns an exit code.
 
-    The notebooks share one kernel, reset before each; several runs in a row (a sweep, the
-    tests) may pass theirs as `kernel`, which is then left running."""
-    import papermill as pm
-    from papermill.exceptions import PapermillExecutionError
-
+    Runs in a row (a sweep, the tests) may pass their `kernels`, which are then left running.
+    `contractnli` (a ContractNLI split, e.g. CONTRACTNLI) is evaluated beside the run, as the
+    stored notebooks show it; a user's run does not evaluate an unrelated data set by default."""
     params = load_params(root / params_file if not Path(params_file).is_absolute() else Path(params_file))  # fail before any work
+    progress = Progress(out)
     run_dir = root / "reports" / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
-    base, folder = _run_base(root, params_file, params, run_name, corpus, gold)
+    base, folder = _run_base(root, params_file, params, run_name, corpus, gold, contractnli)
     keys_path = run_dir / "notebook_keys.json"
     keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
-    executed, previous, n_kept = [], "", 0
-    warm = kernel or WarmKernel(_kernel_name(), root)  # started by the first notebook that is executed
-    # a notebook's HTML is written while the kernel runs the next one (the main process only waits on it)
-    exports, pending = ThreadPoolExecutor(max_workers=1), []
+    plan, previous = [], ""
+    for nb in nbs:  # a notebook's key chains the one before it: an edit re-renders it and all after
+        previous = _notebook_key(nb, base, previous)
+        kept = keys.get(nb.stem, {}).get("key") == previous and (run_dir / nb.name).is_file() \
+            and _artifacts_present(root, params, keys[nb.stem])
+        plan.append((nb, previous, kept))
+    todo = [(nb, key) for nb, key, kept in plan if not kept]
+    for nb, _, kept in plan:
+        if kept:
+            progress.line(f"{nb.stem}: unchanged (same notebook, inputs, parameters and code): kept the executed copy")
+    pool = kernels or [WarmKernel(_kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
     try:
-        for i, nb in enumerate(nbs, 1):
-            target = run_dir / nb.name
-            t0 = time.perf_counter()
-            key = _notebook_key(nb, base, previous)
-            previous = key
-            print(f"[{i}/{len(nbs)}] {nb.stem} ...", file=out, flush=True)
-            if keys.get(nb.stem, {}).get("key") == key and target.is_file() and _artifacts_present(root, params, keys[nb.stem]):
-                executed.append(target)
-                n_kept += 1
-                print("      unchanged (same notebook, inputs, parameters and code): kept the executed copy", file=out, flush=True)
-                continue
-            try:
-                pm.execute_notebook(
-                    str(nb), str(target), kernel_name=warm.kernel_name, language="python", cwd=str(root), progress_bar=False, log_output=False,
-                    **warm.fresh(),
-                    parameters=notebook_parameters(nb, {"params_file": params_file, "run_name": run_name, "corpus": corpus or "",
-                                                        "gold": gold or "", "notebook": nb.stem}, folder, root),
-                )
-            except Exception as e:  # a cell raised (papermill's error), or the kernel died, notebook unreadable, ...
-                if isinstance(e, PapermillExecutionError):
-                    first = (e.source or "").strip().splitlines()[:1]
-                    error = f"cell [{e.exec_count}] {first[0][:60] if first else ''!r}: {e.ename}: {e.evalue}"
-                else:
-                    error = f"{type(e).__name__}: {e}"
-                print(f"FAILED: notebook {nb.name}, {error}", file=out, flush=True)
-                print(f"  executed copy with the traceback: {target}", file=out)
-                later = nbs[i:]
-                for n in [nb, *later]:
-                    keys.pop(n.stem, None)
-                _write_json(keys_path, keys)
-                _finish(pending)
-                _publish_stopped(root, run_dir, executed, target, error, later, out)
+        for k in pool if todo else []:
+            k.start()  # kernels start and import while the library computes
+        if todo:
+            error = compute(root, params_file, run_name, corpus, gold, folder, progress, contractnli)
+            if error:
+                _publish_stopped(root, run_dir, [], None, error, [nb for nb, _ in todo], out)
                 return 1
-            log = stage_log(run_dir)
-            reused, computed = summarize_log(log, nb.stem)
-            _record_time(run_dir, nb.stem, time.perf_counter() - t0)
-            pending.append(exports.submit(to_html, target))
-            executed.append(target)
-            keys[nb.stem] = {"key": key, "artifacts": sorted({f"{e['stage']}/{e['artifact_id']}" for e in log if e.get("notebook") == nb.stem})}
-            _write_json(keys_path, keys)
-            print(f"      done in {time.perf_counter() - t0:.1f}s: {reused} artifact(s) reused, {computed} computed", file=out, flush=True)
-        _finish(pending)
+        failed = _render(root, run_dir, todo, pool, keys, keys_path, progress,
+                         {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "",
+                          "contractnli": contractnli})
     finally:
-        exports.shutdown(wait=True)
-        if kernel is None:
-            warm.close()
+        if kernels is None:
+            for k in pool:
+                k.close()
+    executed = [run_dir / nb.name for nb, _, _ in plan if (run_dir / nb.name).is_file() and nb.stem in keys]
+    if failed:
+        nb, error = failed
+        done = {p.name for p in executed}
+        _publish_stopped(root, run_dir, executed, run_dir / nb.name, error, [n for n, _ in todo if n.name not in done and n != nb], out)
+        return 1
     total_reused, total_computed = summarize_log(stage_log(run_dir))
     index = publish(root, run_dir, executed)
+    progress.close()
     if total_computed == 0:
+        n_kept = len(plan) - len(todo)
         kept = f"; {n_kept} unchanged notebook(s) kept" if n_kept else ""
         print(f"Nothing recomputed: {total_reused} artifact(s) read from the store{kept}.", file=out)
     else:
         print(f"{total_computed} artifact(s) computed, {total_reused} reused.", file=out)
     print(f"Report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)
     return 0
+
+
+KERNELS = max(1, min(os.cpu_count() or 1, 4))  # notebooks rendered side by side: one kernel a core
+
+
+def compute(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None, folder: Path | None,
+            progress: "Progress", contractnli: str = "") -> str:
+    """Every stage through the library, in registry order, with the pool (as `qspace bench` runs
+    them), and the ContractNLI evaluation notebook 07 shows when `contractnli` names a split.
+    Returns "" or the error that stopped it."""
+    from .pipeline import STAGES, Workbench, contractnli_workbench
+
+    if folder is None:  # no corpus: the notebooks say so themselves
+        return ""
+    workers = os.cpu_count() or 1
+    try:
+        wb = Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold, workers=workers)
+        runs = [("", wb, list(STAGES))]
+        if contractnli:
+            other = contractnli_workbench(root, contractnli, params_file, run_name, workers=workers)
+            runs += [("contractnli ", other, ["evaluation"])] if other is not None else []  # what notebook 07 reads
+        for label, w, stages in runs:
+            for stage in stages:
+                t0 = time.perf_counter()
+                art = w.artifact(stage)
+                rows = ", ".join(f"{t} {v['rows']:,}" for t, v in sorted(art.manifest["tables"].items()))
+                progress.line(f"{label}{stage}: {w.last_action(stage)} in {time.perf_counter() - t0:.1f}s ({rows})")
+    except Exception as e:  # a stage's own error: say which, as a notebook would
+        progress.line(f"FAILED: stage {stage}: {type(e).__name__}: {e}")
+        return f"stage {stage}: {type(e).__name__}: {e}"
+    return ""
+
+
+CONTRACTNLI = "../shared/corpora/qa-contractnli-dev/dev.json"  # the split the stored notebooks evaluate (notebook 07)
+
+
+def _render(root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys: dict, keys_path: Path, progress: "Progress",
+            values: dict) -> tuple[Path, str] | None:
+    """Execute the notebooks in `todo` on the kernels of `pool` side by side, the last one after
+    all others, each with its HTML; returns (notebook, error) for the first that failed."""
+    import queue
+    import threading
+
+    import papermill as pm
+
+    if not todo:
+        return None
+    from papermill.exceptions import PapermillExecutionError
+
+    free: queue.Queue = queue.Queue()
+    for k in pool:
+        free.put(k)
+    lock, failed = threading.Lock(), []
+    done = [0]
+
+    def execute(nb: Path, key: str) -> None:
+        if failed:
+            return  # a notebook failed: start no other
+        target, t0 = run_dir / nb.name, time.perf_counter()
+        warm = free.get()
+        try:
+            pm.execute_notebook(str(nb), str(target), kernel_name=warm.kernel_name, language="python", cwd=str(root), progress_bar=False,
+                                log_output=False, **warm.fresh(), parameters=notebook_parameters(nb, {**values, "notebook": nb.stem}))
+        except Exception as e:  # a cell raised (papermill's error), or the kernel died, notebook unreadable, ...
+            if isinstance(e, PapermillExecutionError):
+                first = (e.source or "").strip().splitlines()[:1]
+                error = f"cell [{e.exec_count}] {first[0][:60] if first else ''!r}: {e.ename}: {e.evalue}"
+            else:
+                error = f"{type(e).__name__}: {e}"
+            with lock:
+                failed.append((nb, error))
+                keys.pop(nb.stem, None)
+                _write_json(keys_path, keys)
+            progress.line(f"FAILED: notebook {nb.name}, {error}")
+            progress.line(f"  executed copy with the traceback: {target}")
+            return
+        finally:
+            free.put(warm)
+        to_html(target)
+        with lock:
+            log = [e for e in stage_log(run_dir) if e.get("notebook") == nb.stem]
+            reused, computed = summarize_log(log)
+            _record_time(run_dir, nb.stem, time.perf_counter() - t0)
+            keys[nb.stem] = {"key": key, "artifacts": sorted({f"{e['stage']}/{e['artifact_id']}" for e in log})}
+            _write_json(keys_path, keys)
+            done[0] += 1
+        progress.line(f"{nb.stem}: rendered in {time.perf_counter() - t0:.1f}s ({done[0]}/{len(todo)}; {reused} artifact(s) read, {computed} computed)")
+
+    for nb, _ in todo:  # copies of this run's notebooks that will be rendered again are not the report any more
+        keys.pop(nb.stem, None)
+    with ThreadPoolExecutor(max_workers=len(pool)) as ex:
+        for f in [ex.submit(execute, nb, key) for nb, key in todo[:-1]]:
+            f.result()
+    execute(*todo[-1])  # the report gathers what the others wrote (charts, exports)
+    return failed[0] if failed else None
+
+
+class Progress:
+    """What a run says as it goes: each stage and notebook on a line with the time so far; on a
+    terminal, a live line (tqdm) below them with the elapsed time."""
+
+    def __init__(self, out):
+        self.out, self.t0 = out, time.perf_counter()
+        self.bar = None
+        if getattr(out, "isatty", lambda: False)():
+            from tqdm import tqdm
+
+            self.bar = tqdm(file=out, bar_format="{desc} {elapsed}", desc="qspace run", leave=False)
+
+    def line(self, text: str) -> None:
+        stamped = f"[{time.perf_counter() - self.t0:6.1f}s] {text}"
+        if self.bar is not None:
+            self.bar.write(stamped, file=self.out)
+            self.bar.set_description_str(text[:60])
+        else:
+            print(stamped, file=self.out, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout) -> int:
@@ -413,12 +535,12 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
 
     for f in weight_files:  # every file is validated before any work
         load_params(Path(f) if Path(f).is_absolute() else root / f)
-    warm = WarmKernel(_kernel_name(), root)  # one kernel for every run of the sweep and the comparison
+    pool = [WarmKernel(_kernel_name(), root) for _ in range(KERNELS)]  # the kernels of every run of the sweep
     try:
         for f in weight_files:
             run_name = f"{name}-{Path(f).stem}"
             print(f"== weights {f} -> reports/{run_name}/", file=out, flush=True)
-            code = run(root, f, run_name, corpus, only=["06", "07"], out=out, kernel=warm)
+            code = run(root, f, run_name, corpus, only=["06", "07"], out=out, kernels=pool)
             if code:
                 return code
             log = stage_log(root / "reports" / run_name)
@@ -430,11 +552,12 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
         run_dir.mkdir(parents=True, exist_ok=True)
         target = run_dir / SWEEP_NOTEBOOK
         print(f"== comparing {len(weight_files)} weight sets -> {target.relative_to(root)}", file=out, flush=True)
-        pm.execute_notebook(str(root / "notebooks" / SWEEP_NOTEBOOK), str(target), kernel_name=warm.kernel_name, language="python",
-                            cwd=str(root), progress_bar=False, log_output=False, **warm.fresh(),
+        pm.execute_notebook(str(root / "notebooks" / SWEEP_NOTEBOOK), str(target), kernel_name=pool[0].kernel_name, language="python",
+                            cwd=str(root), progress_bar=False, log_output=False, **pool[0].fresh(),
                             parameters={"weights": list(weight_files), "corpus": corpus or "", "run_name": name})
     finally:
-        warm.close()
+        for k in pool:
+            k.close()
     to_html(target)
     index = write_index(run_dir, name, [target])
     print(f"Report: {index.relative_to(root)}", file=out)

@@ -18,7 +18,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from qspace_frames import report
 from qspace_frames.pipeline import Workbench
-from qspace_frames.runner import run, to_html
+from qspace_frames.runner import CONTRACTNLI, run, to_html
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 HOSTILE = ["<script>alert('doc')</script>", "<img src=x onerror=alert('img')>", '<iframe src="https://example.com/"></iframe>']
@@ -71,7 +71,7 @@ def sample_run(tmp_path_factory, root):
     overlay.write_text(f"store:\n  root: {d / 'store'}\n")
     name = "test-report"
     shutil.rmtree(root / "reports" / name, ignore_errors=True)
-    assert run(root, str(overlay), name, "sample_corpus") == 0
+    assert run(root, str(overlay), name, "sample_corpus", contractnli=CONTRACTNLI) == 0  # as the stored notebooks
     yield root / "reports" / name
     shutil.rmtree(root / "reports" / name, ignore_errors=True)
 

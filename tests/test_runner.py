@@ -10,7 +10,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from qspace_frames.cli import main
-from qspace_frames.runner import run
+from qspace_frames.runner import WarmKernel, _kernel_name, run
 
 
 def mini_project(tmp_path, root, cells):
@@ -30,7 +30,7 @@ def test_failing_notebook_names_notebook_and_cell(tmp_path, root):
     code = run(proj, "params/default.yaml", "bad", None, out=out)
     text = out.getvalue()
     assert code == 1
-    assert "[1/3] 01_step" in text and "[2/3] 02_step" in text and "03_step" not in text
+    assert "01_step: rendered" in text and "02_step: rendered" not in text and "03_step" not in text  # the report's notebook never starts
     assert "FAILED: notebook 02_step.ipynb, cell [4] 'y = 2': ValueError: stage exploded" in text
 
 
@@ -53,12 +53,16 @@ def test_a_stopped_run_still_reports_what_completed(tmp_path, root):
 
 
 def test_notebooks_of_a_run_share_one_kernel_yet_start_fresh(tmp_path, root):
-    """One kernel for the run, reset before each notebook: no name, display setting or cell
-    number leaks from one notebook into the next."""
+    """Notebooks that share a kernel, reset before each: no name, display setting or cell number
+    leaks from one notebook into the next."""
     proj = mini_project(tmp_path, root, [["import polars as pl\npl.Config.set_tbl_rows(3)\nleak = 1", "import os\nos.getpid()"],
                                          ["import os, polars as pl\nprint('leak' in dir(), pl.Config.state(if_set=True).get('POLARS_FMT_MAX_ROWS'))",
                                           "os.getpid()"]])
-    assert run(proj, "params/default.yaml", "warm", None, out=io.StringIO()) == 0
+    kernel = WarmKernel(_kernel_name(), proj)
+    try:
+        assert run(proj, "params/default.yaml", "warm", None, out=io.StringIO(), kernels=[kernel]) == 0
+    finally:
+        kernel.close()
     first, second = (nbformat.read(proj / "reports" / "warm" / f"0{i}_step.ipynb", as_version=4) for i in (1, 2))
     assert second.cells[-2].outputs[0]["text"] == "False None\n"
     assert first.cells[-1].outputs[0]["data"]["text/plain"] == second.cells[-1].outputs[0]["data"]["text/plain"]  # one process

@@ -20,7 +20,7 @@ import pytest
 
 import corpus_zoo
 from qspace_frames.evaluation import policyqa_to_gold
-from qspace_frames.runner import WarmKernel, _kernel_name, run
+from qspace_frames.runner import KERNELS, WarmKernel, _kernel_name, run
 
 pytestmark = pytest.mark.notebooks
 
@@ -73,11 +73,12 @@ REAL = ["office-docx-python-docx", "office-pptx-python-pptx", "office-xlsx-openp
 
 
 @pytest.fixture(scope="module")
-def kernel(root):
-    """One warm kernel for every run of the module, as `qspace sweep` shares one across its runs."""
-    warm = WarmKernel(_kernel_name(), root)
-    yield warm
-    warm.close()
+def kernels(root):
+    """Warm kernels for every run of the module, as `qspace sweep` shares them across its runs."""
+    pool = [WarmKernel(_kernel_name(), root) for _ in range(KERNELS)]
+    yield pool
+    for k in pool:
+        k.close()
 
 
 @pytest.fixture(scope="module")
@@ -103,11 +104,11 @@ def outputs(nb_path: Path) -> tuple[str, list[str]]:
     return "\n".join(text), errors
 
 
-def run_through_notebooks(root: Path, folder: Path, name: str, params: Path, kernel: WarmKernel, gold: Path | None = None) -> Path:
+def run_through_notebooks(root: Path, folder: Path, name: str, params: Path, kernels: list[WarmKernel], gold: Path | None = None) -> Path:
     out = io.StringIO()
     run_dir = root / "reports" / name
     shutil.rmtree(run_dir, ignore_errors=True)
-    code = run(root, str(params), name, str(folder), out=out, gold=str(gold) if gold else None, kernel=kernel)
+    code = run(root, str(params), name, str(folder), out=out, gold=str(gold) if gold else None, kernels=kernels)
     assert code == 0, out.getvalue()
     assert f"Report: reports/{name}/index.html" in out.getvalue()
     for page in ("index.html", "dashboard.html", "final_report.md", "inventory.csv"):
@@ -124,9 +125,9 @@ def run_through_notebooks(root: Path, folder: Path, name: str, params: Path, ker
 
 
 @pytest.mark.parametrize("kind", sorted(corpus_zoo.KINDS))
-def test_every_odd_corpus_runs_through_the_notebooks(kind, root, tmp_path, params, kernel):
+def test_every_odd_corpus_runs_through_the_notebooks(kind, root, tmp_path, params, kernels):
     folder = corpus_zoo.write(kind, tmp_path / kind)
-    run_dir = run_through_notebooks(root, folder, f"zoo-{kind}", params, kernel, corpus_zoo.gold_file(folder))
+    run_dir = run_through_notebooks(root, folder, f"zoo-{kind}", params, kernels, corpus_zoo.gold_file(folder))
     for nb, sentence in SAYS[kind]:
         assert sentence in outputs(run_dir / f"{nb}.ipynb")[0], (nb, sentence)
     CHECKS.get(kind, lambda _: None)(run_dir)
@@ -135,12 +136,12 @@ def test_every_odd_corpus_runs_through_the_notebooks(kind, root, tmp_path, param
 
 @pytest.mark.corpora
 @pytest.mark.parametrize("name", REAL)
-def test_every_real_corpus_runs_through_the_notebooks(name, root, corpora, tmp_path, params, kernel):
+def test_every_real_corpus_runs_through_the_notebooks(name, root, corpora, tmp_path, params, kernels):
     if name == "policyqa-dev-as-text":  # twenty privacy policies as plain text: paragraphs, no headings
         folder = policyqa_to_gold(corpora / "qa-policyqa-dev" / "dev.json", tmp_path / "policyqa").parent / "docs"
     else:
         folder = corpora / name
-    run_dir = run_through_notebooks(root, folder, f"real-{name}", params, kernel)
+    run_dir = run_through_notebooks(root, folder, f"real-{name}", params, kernels)
     text = outputs(run_dir / "06_trees.ipynb")[0]
     assert "fragments with evidence" in text
     shutil.rmtree(run_dir)
