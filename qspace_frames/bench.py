@@ -382,10 +382,11 @@ def execute_notebook(root: Path, out: Path) -> Path:
     """notebooks/bench.ipynb executed on the results into out/bench.ipynb (and .html)."""
     import papermill as pm
 
-    from .runner import _kernel_name, to_html
+    from .kernels import kernel_name
+    from .runner import to_html
 
     target = out / "bench.ipynb"
-    pm.execute_notebook(str(root / "notebooks" / "bench.ipynb"), str(target), kernel_name=_kernel_name(), language="python",
+    pm.execute_notebook(str(root / "notebooks" / "bench.ipynb"), str(target), kernel_name=kernel_name(), language="python",
                         cwd=str(root), progress_bar=False, log_output=False, parameters={"results": os.path.relpath(out, root)})
     to_html(target)
     return target

@@ -55,7 +55,7 @@ def _bench(args) -> int:
 
 
 def _kernel(args) -> int:
-    from .runner import install_kernel
+    from .kernels import install_kernel
 
     print(f"kernel registered: {install_kernel()}")
     return 0

@@ -14,104 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .ids import canonical_json, sha256_hex
+from .kernels import KERNELS, WarmKernel, kernel_name
 from .params import load_params
 
-KERNEL = "qspace-frames"
 
 
 def notebooks(root: Path) -> list[Path]:
     return sorted(p for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-# Run before each notebook in the run's one kernel: what a fresh kernel would have (an empty
-# namespace, Polars' default display settings, cell numbers from 1), so a notebook's outputs do
-# not depend on the notebooks run before it in the same kernel.
-# Imported once when a run's kernel starts (while the library computes). jsonschema, which altair
-# imports, loads rfc3987_syntax when it is installed to check "iri" formats, and that compiles a
-# grammar at import: 2.0 s of the 3.5 s a kernel spent importing. Nothing here validates IRIs, so
-# in the run's own kernels the package stands in as absent (jsonschema then skips that format).
-PRELOAD = """import sys
-sys.modules.setdefault("rfc3987_syntax", None)
-import polars, altair, qspace_frames.notebook, qspace_frames.charts, qspace_frames.exports
-"""
-RESET = """get_ipython().reset(new_session=True)
-import polars as _pl
-_pl.Config.restore_defaults()
-del _pl
-"""
-
-
-class WarmKernel:
-    """One kernel for a whole run, started when the first notebook needs it and reset before each:
-    a notebook then costs its own cells, not a kernel start and the imports (~5 s) every time."""
-
-    def __init__(self, kernel_name: str, cwd: Path):
-        self.kernel_name, self.cwd, self.km = kernel_name, cwd, None
-
-    def start(self) -> None:
-        """Start the kernel and have it import what every notebook imports, without waiting: the
-        first notebook's reset waits behind it."""
-        if self.km is None or not self.km.is_alive():
-            self.close()
-            self.km = _TrackedKernel(kernel_name=self.kernel_name)
-            self.km.start_kernel(cwd=str(self.cwd))
-            self._send(PRELOAD)
-
-    def _send(self, code: str) -> tuple:
-        c = self.km.client()
-        c.start_channels()
-        return c, c.execute(code, silent=True, store_history=False)
-
-    def fresh(self) -> dict:
-        """papermill's keyword arguments for the next notebook: the kernel, reset. The reset goes
-        through a new client: a client's sockets are tied to the event loop that was current when
-        it was made, and nbclient runs each notebook in a loop of its own."""
-        self.start()
-        self.km.drop_clients()  # the previous notebook's: nbclient leaves a client it did not start the kernel for running
-        # only the shell reply is read (queued until the socket connects), so no wait for IOPub
-        control, msg_id = self._send(RESET)
-        while (reply := control.get_shell_msg(timeout=120))["parent_header"].get("msg_id") != msg_id:
-            pass
-        if reply["content"]["status"] != "ok":
-            raise RuntimeError(f"kernel reset failed: {reply['content'].get('evalue', '')}")
-        return {"km": self.km}
-
-    def close(self) -> None:
-        if self.km is not None:
-            self.km.drop_clients()
-            if self.km.has_kernel:
-                self.km.shutdown_kernel(now=True)
-        self.km = None
-
-
-def _tracked_kernel_class():
-    from jupyter_client.manager import KernelManager
-
-    class TrackedKernel(KernelManager):
-        """A kernel manager that remembers the clients it made, so the run can stop them (each
-        runs a heartbeat thread)."""
-
-        def client(self, **kwargs):
-            c = super().client(**kwargs)
-            self.__dict__.setdefault("_clients", []).append(c)
-            return c
-
-        def drop_clients(self) -> None:
-            for c in self.__dict__.pop("_clients", []):
-                c.stop_channels()
-
-    return TrackedKernel
-
-
-def _TrackedKernel(**kwargs):
-    return _tracked_kernel_class()(**kwargs)
-
-
-def _kernel_name() -> str:
-    """The project's kernel when registered; otherwise the running interpreter's default."""
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
 
 
 def scrub(nb) -> None:
@@ -325,7 +234,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     for nb, _, kept in plan:
         if kept:
             progress.line(f"{nb.stem}: unchanged (same notebook, inputs, parameters and code): kept the executed copy")
-    pool = kernels or [WarmKernel(_kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
+    pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
     try:
         for k in pool if todo else []:
             k.start()  # kernels start and import while the library computes
@@ -358,9 +267,6 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
         print(f"{total_computed} artifact(s) computed, {total_reused} reused.", file=out)
     print(f"Report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)
     return 0
-
-
-KERNELS = max(1, min(os.cpu_count() or 1, 4))  # notebooks rendered side by side: one kernel a core
 
 
 def compute(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None, folder: Path | None,
@@ -492,7 +398,7 @@ def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout)
             continue
         print(f"refreshing {nb_path.name} ...", file=out, flush=True)
         nb = nbformat.read(nb_path, as_version=4)
-        client = NotebookClient(nb, kernel_name=_kernel_name(), timeout=1800, record_timing=False,
+        client = NotebookClient(nb, kernel_name=kernel_name(), timeout=1800, record_timing=False,
                                 resources={"metadata": {"path": str(nb_path.parent)}})
         try:
             client.execute()
@@ -502,26 +408,6 @@ def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout)
         scrub(nb)
         nbformat.write(nb, nb_path)
     return 0
-
-
-def install_kernel() -> Path:
-    """Register the project's Jupyter kernel inside the running environment (sys.prefix).
-
-    Same as `ipykernel install --sys-prefix`, plus a log level that keeps the kernel's routine
-    warnings (plain-TCP transport on localhost) out of every run's output.
-    """
-    import json as _json
-
-    d = Path(sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL
-    d.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"],
-        "display_name": "qspace-frames",
-        "language": "python",
-        "metadata": {"debugger": True},
-    }
-    (d / "kernel.json").write_text(_json.dumps(spec, indent=1) + "\n", encoding="utf-8")
-    return d
 
 
 TREE_STAGES = ("trees", "simulation", "evaluation")
@@ -535,7 +421,7 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
 
     for f in weight_files:  # every file is validated before any work
         load_params(Path(f) if Path(f).is_absolute() else root / f)
-    pool = [WarmKernel(_kernel_name(), root) for _ in range(KERNELS)]  # the kernels of every run of the sweep
+    pool = [WarmKernel(kernel_name(), root) for _ in range(KERNELS)]  # the kernels of every run of the sweep
     try:
         for f in weight_files:
             run_name = f"{name}-{Path(f).stem}"

@@ -10,7 +10,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from qspace_frames.cli import main
-from qspace_frames.runner import WarmKernel, _kernel_name, run
+from qspace_frames.kernels import WarmKernel, kernel_name
+from qspace_frames.runner import run
 
 
 def mini_project(tmp_path, root, cells):
@@ -58,7 +59,7 @@ def test_notebooks_of_a_run_share_one_kernel_yet_start_fresh(tmp_path, root):
     proj = mini_project(tmp_path, root, [["import polars as pl\npl.Config.set_tbl_rows(3)\nleak = 1", "import os\nos.getpid()"],
                                          ["import os, polars as pl\nprint('leak' in dir(), pl.Config.state(if_set=True).get('POLARS_FMT_MAX_ROWS'))",
                                           "os.getpid()"]])
-    kernel = WarmKernel(_kernel_name(), proj)
+    kernel = WarmKernel(kernel_name(), proj)
     try:
         assert run(proj, "params/default.yaml", "warm", None, out=io.StringIO(), kernels=[kernel]) == 0
     finally:

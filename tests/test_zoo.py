@@ -20,7 +20,8 @@ import pytest
 
 import corpus_zoo
 from qspace_frames.evaluation import policyqa_to_gold
-from qspace_frames.runner import KERNELS, WarmKernel, _kernel_name, run
+from qspace_frames.kernels import KERNELS, WarmKernel, kernel_name
+from qspace_frames.runner import run
 
 pytestmark = pytest.mark.notebooks
 
@@ -75,7 +76,7 @@ REAL = ["office-docx-python-docx", "office-pptx-python-pptx", "office-xlsx-openp
 @pytest.fixture(scope="module")
 def kernels(root):
     """Warm kernels for every run of the module, as `qspace sweep` shares them across its runs."""
-    pool = [WarmKernel(_kernel_name(), root) for _ in range(KERNELS)]
+    pool = [WarmKernel(kernel_name(), root) for _ in range(KERNELS)]
     yield pool
     for k in pool:
         k.close()
