@@ -9,6 +9,7 @@ import html
 import json
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,17 +33,28 @@ def scrub(nb) -> None:
         cell.metadata.pop("execution", None)
 
 
+_exporters = threading.local()  # one HTML exporter per thread: its templates are compiled once
+
+
+def html_exporter():
+    """The HTML exporter of this thread. Our template: the lab look without CDN scripts, under a
+    policy that runs no script (tables and printed text arrive escaped; the policy covers raw
+    HTML an output might still carry). Importing nbconvert and compiling the templates takes
+    about 3 s: a run does it while the library computes."""
+    if getattr(_exporters, "html", None) is None:
+        from nbconvert import HTMLExporter
+
+        _exporters.html = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
+    return _exporters.html
+
+
 def to_html(ipynb: Path) -> Path:
     import nbformat
-    from nbconvert import HTMLExporter
 
     nb = nbformat.read(ipynb, as_version=4)
     scrub(nb)
     nbformat.write(nb, ipynb)
-    # our template: the lab look without CDN scripts, under a policy that runs no script (tables and
-    # printed text arrive escaped; the policy covers raw HTML an output might still carry)
-    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
-    body, _ = exporter.from_notebook_node(nb)
+    body, _ = html_exporter().from_notebook_node(nb)
     out = ipynb.with_suffix(".html")
     out.write_text(body, encoding="utf-8")
     return out
@@ -237,7 +249,9 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
     try:
         for k in pool if todo else []:
-            k.start()  # kernels start and import while the library computes
+            k.start()  # kernels start and import while the library computes, and so does nbconvert
+        if todo:
+            threading.Thread(target=html_exporter, daemon=True).start()
         if todo:
             error = compute(root, params_file, run_name, corpus, gold, folder, progress, contractnli)
             if error:
@@ -305,7 +319,6 @@ def _render(root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys:
     """Execute the notebooks in `todo` on the kernels of `pool` side by side, the last one after
     all others, each with its HTML; returns (notebook, error) for the first that failed."""
     import queue
-    import threading
 
     import papermill as pm
 
