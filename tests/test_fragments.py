@@ -143,3 +143,19 @@ def test_property_offsets_and_no_lost_text(lines, max_chars, min_chars):
         kept = frag(text, FragmentParams(max_chars=max_chars, min_chars=0, hard_wrap_chars=max(max_chars, 100)))
         short = kept.filter((pl.col("text").str.len_chars() < min_chars) & (pl.col("kind") != "section"))
         assert sum(len("".join(ch for ch in t if not ch.isspace())) for t in short["text"]) == len(missing)
+
+
+def test_ungrounded_names_the_fragments_not_at_their_offsets():
+    """The notebooks' grounding check, a few documents at a time: a wrong text, an offset past a
+    multi-byte character and a fragment of a missing document are found, in any step."""
+    from qspace_frames.checks import DOCS_PER_STEP, ungrounded
+
+    n = 3 * DOCS_PER_STEP + 1
+    docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n)], "doc_text": [f"héllo wörld {i}" for i in range(n)]})
+    fr = pl.DataFrame({"fragment_id": [f"f{i}" for i in range(n)], "doc_id": [f"d{i}" for i in range(n)],
+                       "char_start": [6] * n, "char_end": [11] * n, "text": ["wörld"] * n})
+    assert ungrounded(fr, docs).is_empty()
+    wrong = fr.with_columns(pl.when(pl.col("fragment_id").is_in(["f3", f"f{n - 1}"])).then(pl.lit("world")).otherwise(pl.col("text")).alias("text"))
+    orphan = pl.DataFrame({"fragment_id": ["fx"], "doc_id": ["gone"], "char_start": [0], "char_end": [1], "text": ["h"]})
+    got = ungrounded(pl.concat([wrong, orphan]), docs)
+    assert sorted(got["fragment_id"]) == sorted(["f3", f"f{n - 1}", "fx"])
