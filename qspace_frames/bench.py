@@ -117,7 +117,8 @@ def child_run(spec: dict) -> dict:
     each (runs in the child)."""
     import io
 
-    from .pipeline import Workbench
+    from .inventory import discover
+    from .params import load_params
     from .runner import run
 
     tmp, root = Path(spec["tmp"]), Path(spec["root"])
@@ -131,8 +132,7 @@ def child_run(spec: dict) -> dict:
             if run(root, str(params), name, spec["corpus"], out=io.StringIO()) != 0:
                 raise RuntimeError(f"qspace run failed on {spec['corpus']}")
             seconds.append(time.perf_counter() - t0)
-        files = Workbench(params_file=str(params), corpus_arg=spec["corpus"], run_name=names[1], project_root=root,
-                          reports_dir=tmp / "reports").files()
+        files = discover(spec["corpus"], load_params(params).corpus)
     finally:
         for name in names:
             shutil.rmtree(root / "reports" / name, ignore_errors=True)

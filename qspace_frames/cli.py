@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .params import ParamsError, load_params
-from .pipeline import find_project_root
+from .pipeline import CONTRACTNLI, find_project_root
 
 
 def _bad_params(root: Path, *files: str) -> bool:
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--params", default="params/default.yaml", help="parameters file (an overlay over params/default.yaml)")
     r.add_argument("--name", default="default", help="run name: the report goes to reports/NAME/")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by number or stem), e.g. --only 01 02")
-    r.add_argument("--contractnli", metavar="FILE", nargs="?", const="../shared/corpora/qa-contractnli-dev/dev.json",
+    r.add_argument("--contractnli", metavar="FILE", nargs="?", const=CONTRACTNLI,
                    help="also evaluate a ContractNLI split beside the run, as the stored notebooks do (default file: the "
                    "dev split in ../shared/corpora); off by default: a run does not evaluate an unrelated data set")
     r.add_argument("--engine", default="local", choices=["local", "ray"],

@@ -419,6 +419,9 @@ class Workbench:
                 tmp.replace(path)
 
 
+CONTRACTNLI = "../shared/corpora/qa-contractnli-dev/dev.json"  # the split the stored notebooks evaluate (notebook 07)
+
+
 def contractnli_workbench(root: Path, contractnli: str, params_file: str | None, run_name: str, notebook: str = "",
                           workers: int = 1) -> "Workbench | None":
     """The Workbench of the ContractNLI benchmark beside a run (`<run>-contractnli`): the split

@@ -249,18 +249,17 @@ def final_report_md(run: Run) -> str:
         fr = run.artifact("fragments").scan("fragments").select("kind", "n_tokens").collect()
         kinds = fr.group_by("kind").agg(pl.len().alias("fragments"), pl.col("n_tokens").median().alias("median_tokens"),
                                        pl.col("n_tokens").max().alias("max_tokens")).sort("fragments", "kind", descending=[True, False])
-        out += ["## 2. Fragmentation", "", f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
+        out += ["## 2. Fragmentation", ""] + ([f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
                 f"(median {fr['n_tokens'].median():.0f}, 95th percentile {fr['n_tokens'].quantile(0.95, 'nearest'):.0f}).", "",
-                _md_table(kinds, 1), ""] if fr.height else \
-               ["## 2. Fragmentation", "", "No fragments: no document of this corpus gave any text.", ""]
+                _md_table(kinds, 1)] if fr.height else ["No fragments: no document of this corpus gave any text."]) + [""]
     if run.has("affordances"):
         aff = run.read("affordances").select("intent", "support")
         rej = run.read("affordances", "rejected")
         by = aff.group_by("intent", "support").len().pivot(on="support", index="intent", values="len", sort_columns=True).fill_null(0).sort("intent")
-        out += ["## 3. Answer affordances", "", f"{aff.height} questions kept, each with a verbatim span checked against the document text; "
-                f"{rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(by), ""] if aff.height else \
-               ["## 3. Answer affordances", "", f"No questions: no sentence matched a detector's cue ({rej.height} rejected by the span "
-                "and value checks). Without questions there are no prototypes, classes, evidence, trees or simulations.", ""]
+        out += ["## 3. Answer affordances", ""] + ([f"{aff.height} questions kept, each with a verbatim span checked against the document "
+                f"text; {rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(by)] if aff.height else
+                [f"No questions: no sentence matched a detector's cue ({rej.height} rejected by the span and value checks). "
+                 "Without questions there are no prototypes, classes, evidence, trees or simulations."]) + [""]
     if run.has("prototypes"):
         pr = run.read("prototypes").sort("n_fragments", "canonical_name", descending=[True, False])
         out += ["## 4. Question prototypes", "", f"{pr.height} prototypes (intent, slot and role signature). The most supported:", "",
@@ -290,16 +289,15 @@ def final_report_md(run: Run) -> str:
     if run.has("trees"):
         sc = run.read("trees", "tree_scores")
         sel = sc.filter(pl.col("selected")).group_by("candidate").agg(pl.len().alias("selected"), pl.col("J").mean().alias("mean_J")).sort("candidate")
-        out += ["## 9. Retrieval trees", "", f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
-                f"{sc['fragment_id'].n_unique()} fragments. Winners by candidate:", "", _md_table(sel), ""] if sc.height else \
-               ["## 9. Retrieval trees", "", "No retrieval trees: no fragment has evidence in this corpus.", ""]
+        out += ["## 9. Retrieval trees", ""] + ([f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
+                f"{sc['fragment_id'].n_unique()} fragments. Winners by candidate:", "", _md_table(sel)] if sc.height else
+                ["No retrieval trees: no fragment has evidence in this corpus."]) + [""]
     if run.has("simulation"):
         sim = run.read("simulation", "simulations")
         ok = sim.filter(pl.col("correct")).height
         out += ["## 10. Traversal", "", f"{sim.height} direct questions replayed on their fragment's selected tree; {ok} "
-                f"({100 * ok / max(sim.height, 1):.1f}%) returned the right values from the right sentence "
-                "(sample_retrieval_traces.md shows walks).", ""] if sim.height else \
-               ["## 10. Traversal", "", "No traversal: no direct question has a tree to walk.", ""]
+                f"({100 * ok / sim.height:.1f}%) returned the right values from the right sentence (sample_retrieval_traces.md "
+                "shows walks)." if sim.height else "No traversal: no direct question has a tree to walk.", ""]
         if ok < sim.height:
             limits.append(f"{sim.height - ok} simulated traversals did not return every expected value.")
     cmp = comparison(run)

@@ -117,12 +117,6 @@ def publish(root: Path, run_dir: Path, executed: list[Path] | None = None, faile
     return write_index(run_dir, run_dir.name, pages, failed, error)
 
 
-def _finish(pending: list) -> None:
-    """Wait for the HTML exports still being written; an export's error is raised here."""
-    for f in pending:
-        f.result()
-
-
 def _publish_stopped(root: Path, run_dir: Path, executed: list[Path], failed: Path | None, error: str, later: list[Path], out) -> None:
     """What a stopped run leaves: index.html and the dashboard over what completed, plus the failed
     notebook's executed copy (none when a stage failed); copies of notebooks this run did not
@@ -165,19 +159,13 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
     return sha256_hex(canonical_json({"notebook": sha256_hex(nb.read_bytes()), "base": base, "previous": previous}))
 
 
-def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str | None, gold: str | None = None,
-              contractnli: str = "") -> tuple[str, Path | None]:
-    """What every notebook of the run depends on (parameters, the corpus's bytes, the gold
-    questions, the expert dictionary, the code), and the corpus folder the run reads."""
-    from .pipeline import Workbench
+def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, contractnli: str = "") -> str:
+    """What every notebook of the run depends on: parameters, the corpus's bytes (`wb` is the
+    run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code."""
     from .questions import dictionary_fingerprint
 
-    try:
-        wb = Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root)
-        fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows()))
-        folder = wb.corpus
-    except FileNotFoundError:  # no corpus: the notebooks will say so themselves
-        fp, folder = None, None
+    fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows())) if wb else None
+
     def fingerprint(f: str | None) -> str | None:
         path = Path(f) if f else None
         path = path if path is None or path.is_absolute() else root / path
@@ -186,7 +174,7 @@ def _run_base(root: Path, params_file: str, params, run_name: str, corpus: str |
     gold_fp = fingerprint(gold)
     dictionary = dictionary_fingerprint(root / "params" / "dictionary")  # notebooks 07 and 08 answer with it
     return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "gold": gold_fp, "dictionary": dictionary,
-                                      "code": code_hash(), "run": run_name, "contractnli": fingerprint(contractnli)})), folder
+                                      "code": code_hash(), "run": run_name, "contractnli": fingerprint(contractnli)}))
 
 
 def declared_parameters(nb: Path) -> set[str]:
@@ -225,7 +213,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     inputs, code and parameters are unchanged keeps its executed copy. Returns an exit code.
 
     Runs in a row (a sweep, the tests) may pass their `kernels`, which are then left running.
-    `contractnli` (a ContractNLI split, e.g. CONTRACTNLI) is evaluated beside the run, as the
+    `contractnli` (a ContractNLI split, e.g. pipeline.CONTRACTNLI) is evaluated beside the run, as the
     stored notebooks show it; a user's run does not evaluate an unrelated data set by default."""
     params = load_params(root / params_file if not Path(params_file).is_absolute() else Path(params_file))  # fail before any work
     progress = Progress(out)
@@ -233,7 +221,8 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
-    base, folder = _run_base(root, params_file, params, run_name, corpus, gold, contractnli)
+    wb = workbench(root, params_file, run_name, corpus, gold)
+    base = _run_base(root, params, run_name, wb, gold, contractnli)
     keys_path = run_dir / "notebook_keys.json"
     keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
     plan, previous = [], ""
@@ -248,12 +237,11 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
             progress.line(f"{nb.stem}: unchanged (same notebook, inputs, parameters and code): kept the executed copy")
     pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
     try:
-        for k in pool if todo else []:
-            k.start()  # kernels start and import while the library computes, and so does nbconvert
         if todo:
+            for k in pool:
+                k.start()  # kernels start and import while the library computes, and so does nbconvert
             threading.Thread(target=html_exporter, daemon=True).start()
-        if todo:
-            error = compute(root, params_file, run_name, corpus, gold, folder, progress, contractnli)
+            error = compute(root, wb, params_file, run_name, progress, contractnli)
             if error:
                 _publish_stopped(root, run_dir, [], None, error, [nb for nb, _ in todo], out)
                 return 1
@@ -283,21 +271,30 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     return 0
 
 
-def compute(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None, folder: Path | None,
-            progress: "Progress", contractnli: str = "") -> str:
-    """Every stage through the library, in registry order, with the pool (as `qspace bench` runs
-    them), and the ContractNLI evaluation notebook 07 shows when `contractnli` names a split.
-    Returns "" or the error that stopped it."""
-    from .pipeline import STAGES, Workbench, contractnli_workbench
+def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None):
+    """The run's Workbench, with the pool (`workers` = the cores, as `qspace bench` runs the
+    stages); None when there is no corpus folder (the notebooks say so themselves)."""
+    from .pipeline import Workbench
 
-    if folder is None:  # no corpus: the notebooks say so themselves
-        return ""
-    workers = os.cpu_count() or 1
     try:
-        wb = Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold, workers=workers)
+        return Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold,
+                         workers=os.cpu_count() or 1)
+    except FileNotFoundError:
+        return None
+
+
+def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress", contractnli: str = "") -> str:
+    """Every stage of the run's Workbench `wb` in registry order, and the ContractNLI evaluation
+    notebook 07 shows when `contractnli` names a split. Returns "" or the error that stopped it."""
+    from .pipeline import STAGES, contractnli_workbench
+
+    if wb is None:
+        return ""
+    stage = "setup"
+    try:
         runs = [("", wb, list(STAGES))]
         if contractnli:
-            other = contractnli_workbench(root, contractnli, params_file, run_name, workers=workers)
+            other = contractnli_workbench(root, contractnli, params_file, run_name, workers=wb.workers)
             runs += [("contractnli ", other, ["evaluation"])] if other is not None else []  # what notebook 07 reads
         for label, w, stages in runs:
             for stage in stages:
@@ -311,19 +308,15 @@ def compute(root: Path, params_file: str, run_name: str, corpus: str | None, gol
     return ""
 
 
-CONTRACTNLI = "../shared/corpora/qa-contractnli-dev/dev.json"  # the split the stored notebooks evaluate (notebook 07)
-
-
 def _render(root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys: dict, keys_path: Path, progress: "Progress",
             values: dict) -> tuple[Path, str] | None:
     """Execute the notebooks in `todo` on the kernels of `pool` side by side, the last one after
     all others, each with its HTML; returns (notebook, error) for the first that failed."""
+    if not todo:
+        return None
     import queue
 
     import papermill as pm
-
-    if not todo:
-        return None
     from papermill.exceptions import PapermillExecutionError
 
     free: queue.Queue = queue.Queue()

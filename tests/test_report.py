@@ -17,8 +17,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from qspace_frames import report
-from qspace_frames.pipeline import Workbench
-from qspace_frames.runner import CONTRACTNLI, run, to_html
+from qspace_frames.pipeline import CONTRACTNLI, Workbench
+from qspace_frames.runner import run, to_html
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 HOSTILE = ["<script>alert('doc')</script>", "<img src=x onerror=alert('img')>", '<iframe src="https://example.com/"></iframe>']
