@@ -9,13 +9,16 @@ gets its clarification back; a compound one is answered per sub-question.
 """
 from __future__ import annotations
 
+from typing import Iterable, Iterator
+
 import polars as pl
 
 from .affordances import all_sentences
-from .baselines import Bm25Counts, _load_in_order, _queries, _term_counts, count_ranked, query_terms
+from .baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
 from .evaluation import RETRIEVALS
-from .params import EvalParams
-from .questions import Dictionary, answer_types, load_dictionary, parse_questions
+from .params import AffordanceParams, EvalParams
+from .schemas import FRAGMENTS
+from .questions import Dictionary, answer_types, parse_questions
 from .retrieval import selected_leaves
 
 ANSWERS = {
@@ -48,34 +51,33 @@ def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
 
 
 UNIT_COLUMNS = ["fragment_id", "doc_id", "heading_path", "page", "kind", "char_start", "char_end", "text"]
-UNIT_SHARD_ROWS = 25_000  # fragments turned into sentence units per step by `_unit_batches`
 
 
-def _units(wb) -> pl.DataFrame:
+def units(inventory: pl.LazyFrame, fragments: Iterable[pl.DataFrame], ap: AffordanceParams) -> pl.DataFrame:
     """Every sentence of the corpus with its fragment's context and its document path."""
-    return pl.concat(list(_unit_batches(wb)))
+    return pl.concat(list(unit_batches(inventory, fragments, ap)))
 
 
-def _unit_batches(wb):
-    """`_units` in batches of whole documents, numbered (`chunk`) across the batches: a stage can
-    count the whole corpus's terms without holding every sentence."""
-    from .schemas import FRAGMENTS
-    from .shards import at_least_one, key_shards
-
-    inv = wb.scan("corpus", "inventory").select("doc_id", pl.col("path").alias("document")).collect()
-    off = 0
-    shards = key_shards(wb.artifact("fragments").batches(columns=UNIT_COLUMNS), "doc_id", UNIT_SHARD_ROWS)
-    for fr in at_least_one(shards, {c: FRAGMENTS[c] for c in UNIT_COLUMNS}):  # no fragment: no unit, same columns
-        u = _sentence_units(fr.lazy(), inv, wb.params.affordances)
+def unit_batches(inventory: pl.LazyFrame, fragments: Iterable[pl.DataFrame], ap: AffordanceParams) -> Iterator[pl.DataFrame]:
+    """`units` batch by batch, numbered (`chunk`) across the batches, from fragments (columns
+    UNIT_COLUMNS) that arrive in batches of whole documents: a stage can count the whole corpus's
+    terms without holding every sentence."""
+    inv = inventory.select("doc_id", pl.col("path").alias("document")).collect()
+    off = n = 0
+    for n, fr in enumerate(fragments, 1):
+        u = _sentence_units(fr.lazy(), inv, ap)
         yield u.with_columns(pl.int_range(off, off + u.height, dtype=pl.Int64).alias("chunk"))
         off += u.height
+    if not n:  # no fragment: no unit, same columns
+        u = _sentence_units(pl.LazyFrame(schema={c: FRAGMENTS[c] for c in UNIT_COLUMNS}), inv, ap)
+        yield u.with_columns(pl.lit(None, pl.Int64).alias("chunk"))
 
 
-def _leaf_intents(wb) -> pl.DataFrame:
+def leaf_intents(tree_nodes: pl.LazyFrame, tree_scores: pl.LazyFrame, evidence: pl.LazyFrame, prototypes: pl.LazyFrame) -> pl.DataFrame:
     """(fragment_id, span_start, intent): sentences that are evidence leaves of a selected tree."""
-    leaves = selected_leaves(wb.scan("trees", "tree_nodes"), wb.scan("trees", "tree_scores"))
-    ev = wb.scan("evidence").select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
-    protos = wb.scan("prototypes").select("prototype_id", "intent")
+    leaves = selected_leaves(tree_nodes, tree_scores)
+    ev = evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
+    protos = prototypes.select("prototype_id", "intent")
     return (
         leaves.select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
         .join(ev, on="evidence_id").join(protos, on="prototype_id").select("fragment_id", "char_start", "intent").unique()
@@ -183,13 +185,10 @@ def in_scope() -> pl.Expr:
     )
 
 
-def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = None) -> pl.DataFrame:
-    """Parse and answer; one row per question (schema ANSWERS)."""
-    dictionary = dictionary or load_dictionary(wb.root / "params" / "dictionary")
-    p = p or wb.params.evaluation
+def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
+    """Parse and answer; one row per question (schema ANSWERS). `units` and `leaves` are the
+    corpus's sentences (`units`) and its trees' evidence leaves (`leaf_intents`)."""
     parsed = parse_questions(questions, dictionary)
-    units = _units(wb)
-    leaves = _leaf_intents(wb)
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a compound one whose parts are too short to stand alone ("..., and why?")
     short = pl.col("sub_questions").list.eval(pl.element().str.count_matches(r"\b\w{3,}\b") < 3).list.any()
@@ -222,14 +221,14 @@ def answer(questions: list[str], wb, dictionary=None, p: EvalParams | None = Non
 
 
 def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(dl, tf) as `_term_counts` gives them for the units' search text (`_u`: row number), counted
+    """(dl, tf) as `term_counts` gives them for the units' search text (`_u`: row number), counted
     in its two parts, the sentence and its CONTEXT (spaces between, so no word spans them): each
     distinct context is counted once for all the sentences that share it. A null part makes the
     whole search text null, without words."""
     u = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "text", pl.when(pl.col("text").is_not_null()).then(CONTEXT).alias("_context"))
-    s_dl, s_tf = _term_counts(u.select("_u", "text"), wanted)
+    s_dl, s_tf = term_counts(u.select("_u", "text"), wanted)
     ctx = u.select(pl.col("_context").alias("text")).drop_nulls().unique().with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
-    c_dl, c_tf = _term_counts(ctx.rename({"_c": "_u"}), wanted)
+    c_dl, c_tf = term_counts(ctx.rename({"_c": "_u"}), wanted)
     owner = u.select("_u", "_context").join(ctx, left_on="_context", right_on="text").select("_u", "_c")
     dl = (
         s_dl.join(owner.join(c_dl.rename({"_u": "_c", "dl": "_c_dl"}), on="_c"), on="_u", how="left")
@@ -417,19 +416,19 @@ def to_text(answers: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def ask_strategy(gold, wb, p: EvalParams) -> pl.DataFrame:
+def ask_strategy(gold, units: Iterable[pl.DataFrame], leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     """The ask path as an evaluation strategy: the sentences it reads for a gold question, in its
-    own rank order, scoped to the question's document like every other strategy."""
-    q = _queries(gold).collect()
+    own rank order, scoped to the question's document like every other strategy. `units` arrive
+    in batches (`unit_batches`), read once."""
+    q = gold_queries(gold).collect()
     if q.height == 0:
         return pl.DataFrame(schema=RETRIEVALS)
-    dictionary = load_dictionary(wb.root / "params" / "dictionary")
     parsed = parse_questions(pl.DataFrame({"id": q["query_id"], "question": q["question"]}), dictionary)
-    ranked = rank_candidates(parsed, _unit_batches(wb), _leaf_intents(wb), p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
+    ranked = rank_candidates(parsed, units, leaves, p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
     # exact token counts only as far down each ranking as a reader can load
     ranked = count_ranked(ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id"), "text", p).with_columns(
         pl.lit(1, dtype=pl.Int64).alias("path_length"))
-    return _load_in_order(ranked.lazy(), STRATEGY, pl.col("rank"), p)
+    return load_in_order(ranked.lazy(), STRATEGY, pl.col("rank"), p)
 
 
 STRATEGY = "ask"

@@ -19,10 +19,10 @@ from typing import Iterable
 
 import polars as pl
 
-from .evaluation import RETRIEVALS, EvalParams, _lazy, prefix_chars
+from .evaluation import RETRIEVALS, EvalParams, as_lazy, prefix_chars
 from .exprs import exact_sums
 from .schemas import conform
-from .shards import at_least_one, detached
+from .frames import at_least_one, detached
 from .tokens import count_tokens, encoding
 
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
@@ -62,9 +62,9 @@ def terms_expr(col: str) -> pl.Expr:
     )
 
 
-def _queries(gold: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+def gold_queries(gold: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """The questions to serve: resolved gold with status "ok"."""
-    g = _lazy(gold)
+    g = as_lazy(gold)
     names = g.collect_schema().names()
     if "doc_id" not in names:
         raise ValueError("strategies need resolved gold (evaluation.resolve_gold adds doc_id and status)")
@@ -73,7 +73,7 @@ def _queries(gold: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     return g.select(pl.col("id").alias("query_id"), "doc_id", "question")
 
 
-def _load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: EvalParams) -> pl.DataFrame:
+def load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: EvalParams) -> pl.DataFrame:
     """Rank the units of each query in frame order and stop after the unit crossing max_tokens.
 
     `ordered` must be sorted by query_id and then the strategy's own order; `nodes` computes
@@ -95,7 +95,7 @@ def _load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: Eval
 
 def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token: float = 6.0) -> pl.DataFrame:
     """`ranked` (sorted by query_id, then load order) with the exact token count `n_tokens` of
-    `text`, kept only as far as `_load_in_order` can load: each query's units up to the one whose
+    `text`, kept only as far as `load_in_order` can load: each query's units up to the one whose
     cumulative count reaches max_tokens. Units are counted in windows of their cumulative length
     in characters (first `chars_per_token` characters per token of max_tokens, then each window
     twice the last), so a query seldom pays for many units past its budget."""
@@ -263,7 +263,7 @@ def _bounds_batch(texts: list[str], size: int, name: str) -> list[tuple[list[int
 
 def chunks(docs: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
     """Every document cut into consecutive chunks of at most `chunk_tokens` tokens (schema CHUNK)."""
-    d = _lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
+    d = as_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()
     texts = d["doc_text"].fill_null("").to_list()
     cut = _bounds_and_counts(texts, p.chunk_tokens, p.encoding)
     bounds = [b for b, _ in cut]
@@ -289,7 +289,7 @@ WORDS = r"[\p{L}\p{N}]+"
 BM25_SLICE = 100_000  # units read per step when counting terms: bounded memory whatever the corpus size
 
 
-def _term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(dl, tf) of `units` (with a row number `_u`): every unit's length in terms, and the term
     frequencies of the `wanted` terms only. The same terms as `terms_expr`, but each distinct
     word of a slice is stemmed once (not once per occurrence), and words no query asks for are
@@ -313,7 +313,7 @@ def _term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFram
 def query_terms(queries: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """(query_id, doc_id, term): each query's distinct terms."""
     return (
-        _lazy(queries).select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
+        as_lazy(queries).select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
         .explode("term").drop_nulls("term").collect()
     )
 
@@ -327,7 +327,7 @@ def bm25_scores(queries: pl.LazyFrame, units: pl.LazyFrame, p: EvalParams = Eval
     IDF = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative). Unmatched units score 0.
     Terms are `terms_expr`'s; only the query terms' frequencies are ever counted.
     """
-    scores, _ = bm25_batched(_lazy(queries).collect(), [_lazy(units).select("doc_id", "chunk", "text").collect()], p)
+    scores, _ = bm25_batched(as_lazy(queries).collect(), [as_lazy(units).select("doc_id", "chunk", "text").collect()], p)
     return scores
 
 
@@ -341,7 +341,7 @@ def bm25_batched(queries: pl.DataFrame, batches, p: EvalParams) -> tuple[pl.Lazy
     for b in batches:
         b = b.with_row_index("_u", offset=offset).with_columns(pl.col("_u").cast(pl.Int64))
         offset += b.height
-        counts.add(b.select("_u", "doc_id", "chunk"), *_term_counts(b.select("_u", "text"), wanted), b.drop("_u"))
+        counts.add(b.select("_u", "doc_id", "chunk"), *term_counts(b.select("_u", "text"), wanted), b.drop("_u"))
         del b
     return counts.scores(q_terms, p)
 
@@ -358,7 +358,7 @@ class Bm25Counts:
         self.df, self.keys, self.dl, self.tf, self.kept = [], [], [], [], []
 
     def add(self, keys: pl.DataFrame, dl: pl.DataFrame, tf: pl.DataFrame, units: pl.DataFrame) -> None:
-        """One batch: keys (_u, doc_id, chunk), dl and tf as `_term_counts` gives them, and its units
+        """One batch: keys (_u, doc_id, chunk), dl and tf as `term_counts` gives them, and its units
         (with doc_id), of which those of the queries' documents are kept."""
         lengths = keys.select("_u").join(dl, on="_u")
         self.n += lengths.height
@@ -431,9 +431,9 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
     frame, or batches of (doc_id, doc_text) frames read once; or `chunked` gives the corpus's
     chunks already cut (CHUNK frames, as `chunk_batches` makes them, e.g. in a process pool).
     """
-    q = _queries(gold).collect()
+    q = gold_queries(gold).collect()
     if chunked is None:
-        batches = [_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
+        batches = [as_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
         chunked = (c for d in batches for c in chunk_batches(d, p))
     scores, ch = bm25_batched(q, at_least_one(chunked, CHUNK), p)
     ordered = (
@@ -442,7 +442,7 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
         .with_columns(pl.lit(None, dtype=pl.String).alias("fragment_id"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
         .sort(["query_id", "score", "chunk"], descending=[False, True, False])
     )
-    return _load_in_order(ordered, "bm25_chunks", pl.col("rank"), p)
+    return load_in_order(ordered, "bm25_chunks", pl.col("rank"), p)
 
 
 # ---- fragment strategies ------------------------------------------------------------------------
@@ -450,7 +450,7 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
 
 def _content(fragments: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """Loadable fragments: everything but section headings."""
-    return _lazy(fragments).filter(pl.col("kind") != "section").select(
+    return as_lazy(fragments).filter(pl.col("kind") != "section").select(
         "doc_id", "fragment_id", "parent_id", "heading_path", "char_start", "char_end", "text", "n_tokens"
     )
 
@@ -459,11 +459,11 @@ def source_order(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl
                  p: EvalParams = EvalParams()) -> pl.DataFrame:
     """The document's non-section fragments from the top: nodes_visited = rank, path_length = 1."""
     ordered = (
-        _queries(gold).select("query_id", "doc_id").join(_content(fragments), on="doc_id")
+        gold_queries(gold).select("query_id", "doc_id").join(_content(fragments), on="doc_id")
         .with_columns(pl.lit(1, dtype=pl.Int64).alias("path_length"))
         .sort(["query_id", "char_start", "char_end", "fragment_id"])
     )
-    return _load_in_order(ordered, "source_order", pl.col("rank"), p)
+    return load_in_order(ordered, "source_order", pl.col("rank"), p)
 
 
 def section_visits(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
@@ -475,13 +475,13 @@ def section_visits(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | 
     """
     title = pl.col("text").str.replace(r"^#{1,6}\s+", "")
     secs = (
-        _lazy(fragments).filter(pl.col("kind") == "section")
+        as_lazy(fragments).filter(pl.col("kind") == "section")
         .with_columns(pl.concat_list([pl.col("heading_path"), title]).list.join(" ").alias("_heading"))
         .select("doc_id", pl.col("fragment_id").alias("section_id"), pl.col("char_start").alias("sec_start"),
                 terms_expr("_heading").list.unique().alias("_sterms"))
     )
     return (
-        _queries(gold).with_columns(terms_expr("question").list.unique().alias("_qterms"))
+        gold_queries(gold).with_columns(terms_expr("question").list.unique().alias("_qterms"))
         .join(secs, on="doc_id")
         .with_columns(pl.col("_qterms").list.set_intersection(pl.col("_sterms")).list.len().cast(pl.Int64).alias("score"))
         .sort(["query_id", "score", "sec_start", "section_id"], descending=[False, True, False, False])
@@ -505,7 +505,7 @@ def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl
     """
     visits = section_visits(gold, fragments)
     n_sections = visits.group_by("query_id").agg(pl.col("n_sections").first())
-    q = _queries(gold).select("query_id", "doc_id")
+    q = gold_queries(gold).select("query_id", "doc_id")
     ordered = (
         q.join(_content(fragments), on="doc_id")
         .join(visits.select("query_id", pl.col("section_id").alias("parent_id"), "sec_rank"), on=["query_id", "parent_id"], how="left")
@@ -517,7 +517,7 @@ def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl
         .sort(["query_id", "sec_rank", "char_start", "char_end", "fragment_id"], nulls_last=True)
     )
     headings_seen = pl.coalesce(pl.col("sec_rank"), pl.col("n_sections"))
-    return _load_in_order(ordered, "heading_tree", headings_seen + pl.col("rank"), p)
+    return load_in_order(ordered, "heading_tree", headings_seen + pl.col("rank"), p)
 
 
 def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame | None,
@@ -526,7 +526,7 @@ def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.Laz
     """All three baselines on the same questions, one retrievals frame (strategy, query, rank order).
     `docs` or `chunked` as `bm25_chunks` takes them."""
     # only the questions' documents are navigated: a filter the scan of a stored table applies as it reads
-    mine = _queries(gold).select("doc_id").unique().collect()["doc_id"]
-    fragments = _lazy(fragments).filter(pl.col("doc_id").is_in(mine.implode()))
+    mine = gold_queries(gold).select("doc_id").unique().collect()["doc_id"]
+    fragments = as_lazy(fragments).filter(pl.col("doc_id").is_in(mine.implode()))
     parts = [bm25_chunks(gold, docs, p, chunked), source_order(gold, fragments, p), heading_tree(gold, fragments, p)]
     return pl.concat(parts).sort(["strategy", "query_id", "rank"])

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .workers import shipped_bytes
+from .runtime.workers import shipped_bytes
 
 CUAD = Path("..") / "shared" / "corpora" / "contracts-cuad"
 SCALES = {"x1": 1, "x4": 4, "x16": 16}

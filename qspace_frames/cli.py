@@ -101,7 +101,7 @@ def _finished_run(root: Path, name: str) -> Path | None:
 def _ask(args) -> int:
     import json
 
-    from .ask import answer, to_json, to_text
+    from .ask import to_json, to_text
     from .pipeline import Workbench
 
     root = find_project_root()
@@ -113,13 +113,14 @@ def _ask(args) -> int:
     else:
         return 2
     wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
-    got = answer(args.questions, wb)
+    got = wb.ask(args.questions)
     print(json.dumps(to_json(got), indent=2, ensure_ascii=False) if args.json else to_text(got))
     return 0
 
 
 def _report(args) -> int:
-    from .report import ReportError
+    from . import exports
+    from .report import ReportError, Run
     from .runner import publish, to_html
 
     root = find_project_root()
@@ -130,11 +131,14 @@ def _report(args) -> int:
     for nb in executed:
         to_html(nb)
     try:
+        run = Run.open(run_dir, root)
+        steps = exports.steps_of(run)
+        written = exports.write(run, *steps) if steps else []
         index = publish(root, run_dir, executed)
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"Report rebuilt from stored artifacts ({len(executed)} notebook(s) exported): {index.relative_to(root)}, "
+    print(f"Report rebuilt from stored artifacts ({len(executed)} notebook(s) exported, {len(written)} files written): {index.relative_to(root)}, "
           f"{(run_dir / 'dashboard.html').relative_to(root)}")
     return 0
 

@@ -76,6 +76,17 @@ METRICS = {
     "n_queries": pl.Int64,
 }
 
+
+
+def per_query_schema(p: EvalParams) -> dict:
+    """The columns of `per_query`: a recall column per token budget of the parameters."""
+    return {"strategy": pl.String, "query_id": pl.String, "doc_id": pl.String, "gold_chars": pl.Int64,
+            **{f"recall_at_{b}": pl.Float64 for b in p.budgets},
+            "first_gold_rank": pl.Int64, "correct_fragment": pl.Boolean, "missed": pl.Boolean, "tokens_to_first_gold": pl.Int64,
+            "nodes_visited": pl.Int64, "path_length": pl.Int64, "citation_locality": pl.Float64, "tokens_loaded": pl.Int64,
+            "n_units": pl.Int64, "total_cost": pl.Float64}
+
+
 # ---- the total cost of reaching the first gold evidence -----------------------------------------
 # Units are "thousands of tokens read". Examining a node (a heading, a chunk, a fragment) costs
 # about as much attention as reading 100 tokens; each level of descent 200 more (context to keep
@@ -88,7 +99,7 @@ COST_PER_MISS = 5.0
 _RECALL = "evidence_recall"
 
 
-def _lazy(df: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+def as_lazy(df: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     return df.lazy() if isinstance(df, pl.DataFrame) else df
 
 
@@ -230,9 +241,9 @@ def resolve_gold(gold: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl
     status and reason saying which; only status "ok" rows are evaluated. A duplicate file
     resolves to the doc_id of the copy that was loaded (same bytes, same doc_id, same text).
     """
-    g = _lazy(gold).with_row_index("_order")
-    inv = _lazy(inventory).select(pl.col("path").alias("document"), "doc_id", "load_status", "error")
-    lens = _lazy(docs).select("doc_id", pl.col("doc_text").str.len_chars().cast(pl.Int64).alias("n_chars"))
+    g = as_lazy(gold).with_row_index("_order")
+    inv = as_lazy(inventory).select(pl.col("path").alias("document"), "doc_id", "load_status", "error")
+    lens = as_lazy(docs).select("doc_id", pl.col("doc_text").str.len_chars().cast(pl.Int64).alias("n_chars"))
     base = g.join(inv, on="document", how="left").join(lens, on="doc_id", how="left")
     spans = base.select("_order", "n_chars", "gold_spans").explode("gold_spans").unnest("gold_spans")
     first_bad = (
@@ -279,10 +290,10 @@ def silver_gold(affordances: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFram
     Rows are sorted by document, span start and id.
     """
     paths = (
-        _lazy(inventory).filter(pl.col("load_status") == "loaded")
+        as_lazy(inventory).filter(pl.col("load_status") == "loaded")
         .group_by("doc_id").agg(pl.col("path").min().alias("document"))
     )
-    direct = _lazy(affordances).filter(pl.col("support") == "direct")
+    direct = as_lazy(affordances).filter(pl.col("support") == "direct")
     if max_per_intent is not None:
         # each intent's best, chosen on three narrow columns; only those rows are then read whole
         # (sorting every affordance with its question text held 0.5 GB at CUAD x16)
@@ -519,7 +530,7 @@ def recall_column(budget: int) -> str:
 
 
 def _ok_gold(gold_resolved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-    g = _lazy(gold_resolved)
+    g = as_lazy(gold_resolved)
     if "status" in g.collect_schema().names():
         g = g.filter(pl.col("status") == "ok")
     return g.select(pl.col("id").alias("query_id"), "doc_id", "gold_chars", "gold_spans")
@@ -568,7 +579,7 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
     gold_iv = _gold_intervals(g, ["query_id", "doc_id"])
     run = ["strategy", "query_id"]
     r = (
-        _lazy(retrievals).join(g.select("query_id"), on="query_id", how="semi")
+        as_lazy(retrievals).join(g.select("query_id"), on="query_id", how="semi")
         .sort(["strategy", "query_id", "rank"])
         .with_columns(pl.col("n_tokens").cum_sum().over(run).alias("_cum"))
         .with_columns((pl.col("_cum") - pl.col("n_tokens")).alias("_before"))
@@ -605,7 +616,7 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
         .with_columns(overlap_chars(pl.col("start"), pl.col("end"), pl.col("start_g"), pl.col("end_g")).alias("_ov"))
         .group_by(run).agg([pl.col("_ov").filter(pl.col("budget") == b).sum().alias(f"_cov_{b}") for b in p.budgets])
     )
-    strategies = _lazy(retrievals).select("strategy").unique()
+    strategies = as_lazy(retrievals).select("strategy").unique()
     missed = pl.col("first_gold_rank").is_null()
     tokens_loaded = pl.col("tokens_loaded").fill_null(0)
     out = (

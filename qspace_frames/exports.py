@@ -103,8 +103,105 @@ def metrics_json(metrics: pl.DataFrame) -> dict:
 
 
 def write_json(data, path: Path) -> Path:
+    return write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+# ---- a run's files, step by step ------------------------------------------------------------------
+# Each step writes its files from the stored artifacts of `wb`: a Workbench, or a finished run
+# (`report.Run`): anything with read, scan, run_dir, params and discovery(). A notebook, `qspace
+# report` and a library run write the same bytes.
+
+def _corpus(wb) -> list[Path]:
+    inv = wb.read("corpus", "inventory")
+    corpus, reason, candidates = wb.discovery()
+    note = corpus_discovery_md(corpus, reason, candidates, inv, wb.params.corpus)
+    return [write_csv(inv, wb.run_dir / "inventory.csv"), write_text(note, wb.run_dir / "corpus_discovery.md")]
+
+
+def _fragments(wb) -> list[Path]:
+    fr = wb.read("fragments")
+    return [write_jsonl(fr, wb.run_dir / "fragments.jsonl"), write_csv(fr.drop("text"), wb.run_dir / "fragments.csv")]
+
+
+def _affordances(wb) -> list[Path]:
+    return [write_jsonl(wb.read("affordances"), wb.run_dir / "answer_affordances.jsonl"),
+            write_csv(wb.read("affordances", "rejected"), wb.run_dir / "rejected_affordances.csv")]
+
+
+def _question_space(wb) -> list[Path]:
+    protos, d = wb.read("prototypes"), wb.run_dir
+    return [write_csv(protos, d / "question_prototypes.csv"), write_jsonl(protos, d / "question_prototypes.jsonl"),
+            write_csv(wb.read("prototypes", "fragment_question_edges"), d / "fragment_question_edges.csv"),
+            write_csv(wb.read("classes"), d / "classes.csv"), write_csv(wb.read("classes", "memberships"), d / "class_memberships.csv"),
+            write_csv(wb.read("density"), d / "question_density.csv"), write_csv(wb.read("proximity"), d / "question_proximity.csv")]
+
+
+def _evidence_graph(wb) -> list[Path]:
+    d = wb.run_dir
+    return [write_csv(wb.read("evidence"), d / "evidence_roles.csv"), write_csv(wb.read("evidence", "codemand"), d / "evidence_codemand.csv"),
+            write_csv(wb.read("graph", "graph_nodes"), d / "qspace_graph_nodes.csv"),
+            write_csv(wb.read("graph", "graph_edges"), d / "qspace_graph_edges.csv")]
+
+
+def _trees(wb) -> list[Path]:
+    """The selected trees (JSONL, one per fragment with its nodes), their scores, and DOT files of
+    the representative trees the notebook draws (trees/ holds no stale drawing)."""
+    from .trees import representative
+
+    nodes, scores, d = wb.read("trees", "tree_nodes"), wb.read("trees", "tree_scores"), wb.run_dir
+    dots = []
+    for old in sorted((d / "trees").glob("tree_*.dot")):
+        old.unlink()
+    for i, (t, c) in enumerate(representative(scores).select("tree_id", "candidate").rows(), 1):
+        dots.append(write_text(tree_dot(nodes.filter(pl.col("tree_id") == t), t), d / "trees" / f"tree_{i:02d}_{c}.dot"))
+    trees = (nodes.join(scores.filter(pl.col("selected")).select("tree_id", "J"), on="tree_id")
+             .group_by("tree_id", maintain_order=True).agg(
+                 pl.col("fragment_id", "doc_id", "candidate", "J").first(),
+                 pl.struct("node_id", "parent_id", "depth", "order", "kind", "role", "label", "value", "span_start", "span_end", "tokens").alias("nodes"))
+             .sort("tree_id"))
+    return dots + [write_jsonl(trees, d / "retrieval_trees.jsonl"), write_csv(scores, d / "candidate_tree_scores.csv"),
+                   write_csv(scores.filter(pl.col("selected")), d / "selected_tree_scores.csv")]
+
+
+def _evaluation(wb) -> list[Path]:
+    from .pages import document_text
+    from .simulation import traces_markdown
+
+    sims, d = wb.read("simulation", "simulations"), wb.run_dir
+    traces = traces_markdown(sims, wb.read("trees", "tree_nodes"), wb.read("corpus", "inventory"), document_text(wb.scan("corpus", "pages")).collect())
+    return [write_text(traces, d / "sample_retrieval_traces.md"), write_json(metrics_json(wb.read("evaluation", "metrics")), d / "evaluation" / "metrics.json"),
+            write_csv(wb.read("evaluation", "per_query"), d / "evaluation" / "per_query.csv"), write_jsonl(sims, d / "simulations.jsonl")]
+
+
+# step (the notebook's name) -> (the stages it reads, the function writing its files)
+STEPS = {
+    "corpus": (("corpus",), _corpus),
+    "fragments": (("fragments",), _fragments),
+    "affordances": (("affordances",), _affordances),
+    "question_space": (("prototypes", "classes", "density", "proximity"), _question_space),
+    "evidence_graph": (("evidence", "graph"), _evidence_graph),
+    "trees": (("trees",), _trees),
+    "evaluation": (("corpus", "trees", "simulation", "evaluation"), _evaluation),
+}
+
+
+def write(wb, *steps: str) -> list[str]:
+    """Write the files of the given steps (default: every step) from the run's stored artifacts;
+    returns their paths relative to the run folder."""
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        raise KeyError(f"no export step {unknown[0]!r} (steps: {', '.join(STEPS)})")
+    return [p.relative_to(wb.run_dir).as_posix() for s in steps or STEPS for p in STEPS[s][1](wb)]
+
+
+def steps_of(run) -> list[str]:
+    """The steps whose stages a finished run (`report.Run`) holds: a partial run exports what it has."""
+    return [s for s, (stages, _) in STEPS.items() if all(run.has(st) for st in stages)]
+
+
+def write_text(text: str, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path

@@ -17,6 +17,12 @@ from .pipeline import Workbench
 
 
 def open_run(params_file: str, corpus: str, run_name: str, notebook: str = "", gold: str = "") -> Workbench:
+    """The run's Workbench, with the display settings every notebook uses (tables without their
+    shape line, every column, up to 40 rows, 180 characters wide)."""
+    pl.Config.set_tbl_hide_dataframe_shape(True)
+    pl.Config.set_tbl_cols(-1)
+    pl.Config.set_tbl_rows(40)
+    pl.Config.set_tbl_width_chars(180)
     return Workbench(params_file=params_file, corpus_arg=corpus or None, run_name=run_name, notebook=notebook, gold=gold or None)
 
 

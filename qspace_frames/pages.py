@@ -34,7 +34,7 @@ def _escape(path: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], path)
 
 
-def _load_one(args: tuple[str, str, str, CorpusParams]) -> Loaded:
+def load_one(args: tuple[str, str, str, CorpusParams]) -> Loaded:
     root, rel, ext, p = args
     return load_file(Path(root) / rel, ext, p)
 
@@ -98,7 +98,7 @@ def loaded_docs(jobs: list[tuple[str, str, str]], results: list[Loaded]) -> pl.D
 def load_shard(jobs: pl.DataFrame, root: str, p: CorpusParams) -> pl.DataFrame:
     """Load a shard of files (doc_id, path, ext): the per-document unit of the corpus stage."""
     keys = list(jobs.select("doc_id", "path", "ext").iter_rows())
-    return loaded_docs(keys, [_load_one((root, path, ext, p)) for _, path, ext in keys])
+    return loaded_docs(keys, [load_one((root, path, ext, p)) for _, path, ext in keys])
 
 
 def loaded_status(docs: pl.DataFrame) -> pl.DataFrame:
@@ -123,48 +123,6 @@ def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFr
     """(per-file status frame, pages frame) from the loaded documents and the other files' statuses."""
     loaded = pl.concat([status_frame(status_rows), loaded_status(docs)]).sort("path")
     return loaded, docs_pages(docs).rechunk()
-
-
-ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
-
-
-# Plain-text formats are read here, faster than a pool task's round trip; the others in the pool.
-IN_PROCESS = {"txt", "md", "markdown", "csv", "json", "jsonl"}
-
-
-def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1):
-    """Loaded documents (schema LOADED_DOC) in doc_id order, ASSEMBLE_FILES files a batch. With
-    workers > 1 the formats that cost real parsing (PDF, office, HTML) are loaded by the process
-    pool, one file per task (PDFs vary a lot in cost), a few tasks ahead of the batch being
-    assembled; plain-text files are read in this process meanwhile, and the pool is started
-    either way, so the stages after this one find it ready."""
-    from . import workers as workers_mod
-
-    keys = list(jobs.iter_rows())
-    args = [(str(root), path, ext, p) for _, path, ext in keys]
-    here = [workers <= 1 or a[2] in IN_PROCESS for a in args]
-    pooled = [a for a, h in zip(args, here) if not h]
-    if workers > 1:
-        workers_mod.warm(workers)
-    if len(pooled) > 1:
-        remote = workers_mod.imap(_load_one, ((a,) for a in pooled), workers, ahead=4 * workers)
-    else:
-        remote = map(_load_one, pooled)
-    results = (_load_one(a) if h else next(remote) for a, h in zip(args, here))
-    for i in range(0, len(args), ASSEMBLE_FILES):
-        yield loaded_docs(keys[i:i + ASSEMBLE_FILES], [next(results) for _ in keys[i:i + ASSEMBLE_FILES]])
-
-
-def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Load every discovered file. Returns (per-file status frame, pages frame).
-
-    Files with identical bytes share a doc_id: the first path (in sorted order) is loaded and
-    the others are recorded as duplicates of it, so every file stays accounted for."""
-    jobs, status_rows = plan_loads(files, p)
-    parts = list(load_batches(jobs, root, p, workers))
-    docs = pl.concat(parts) if parts else pl.DataFrame(schema=LOADED_DOC)
-    del parts
-    return split_loaded(docs, status_rows)
 
 
 def document_text(pages: pl.LazyFrame) -> pl.LazyFrame:

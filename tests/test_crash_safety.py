@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qspace_frames.store import CRASH_ENV, MANIFEST
+from qspace_frames.runtime.store import CRASH_ENV, MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["policy/procurement_policy.md", "finance/budget_guidelines_fy2026.txt", "finance/approval_matrix.xlsx"]
@@ -83,7 +83,7 @@ def store_files(store: Path) -> dict[str, bytes]:
 
 def assert_no_partial_artifact(store: Path) -> list[str]:
     """Every visible artifact is whole; returns the temporary folders (hidden, never artifacts)."""
-    from qspace_frames.store import Store
+    from qspace_frames.runtime.store import Store
 
     temps = []
     for stage_dir in sorted(p for p in store.iterdir() if p.is_dir()) if store.is_dir() else []:
@@ -162,7 +162,7 @@ def test_reference_run_is_whole(episodes):
 
 
 def test_crash_hook_is_inert_without_the_variable(tmp_path):
-    from qspace_frames.store import Store
+    from qspace_frames.runtime.store import Store
 
     assert CRASH_ENV not in os.environ
     art = Store(tmp_path).put("s", "art_x", {"s": pl.DataFrame({"a": [1]})}, {})  # would SIGKILL pytest otherwise
@@ -170,7 +170,7 @@ def test_crash_hook_is_inert_without_the_variable(tmp_path):
 
 
 def test_a_stray_folder_without_manifest_is_replaced_not_served(tmp_path):
-    from qspace_frames.store import Store
+    from qspace_frames.runtime.store import Store
 
     stray = tmp_path / "s" / "art_x"  # e.g. copied by hand, half-way; never a valid artifact
     stray.mkdir(parents=True)

@@ -19,7 +19,8 @@ from qspace_frames.evaluation import (
 from qspace_frames.fragments import fragments
 from qspace_frames.inventory import discover, domain_hints, inventory
 from qspace_frames.loaders import load_file
-from qspace_frames.pages import document_text, load_documents
+from qspace_frames.pages import document_text
+from qspace_frames.per_document import load_documents
 from qspace_frames.params import AffordanceParams, CorpusParams, FragmentParams
 from qspace_frames.schemas import check
 from qspace_frames.tokens import count_tokens

@@ -58,7 +58,7 @@ def test_count_ranked_counts_the_same_prefix_as_counting_everything():
     got = count_ranked(ranked, "text", p)
     every = ranked.with_columns(pl.Series("n_tokens", count_tokens(ranked["text"].to_list(), ENC), dtype=pl.Int64))
     before = (pl.col("n_tokens").cum_sum() - pl.col("n_tokens")).over("query_id")
-    loadable = lambda df: df.filter(before < p.max_tokens)  # noqa: E731 - what _load_in_order keeps
+    loadable = lambda df: df.filter(before < p.max_tokens)  # noqa: E731 - what load_in_order keeps
     assert loadable(got).equals(loadable(every))
     # a query's counted units are a prefix of its ranking that reaches max_tokens or holds all of them
     done = got.group_by("query_id").agg(pl.col("n_tokens").sum(), pl.len())
@@ -68,7 +68,7 @@ def test_count_ranked_counts_the_same_prefix_as_counting_everything():
 
 def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     from qspace_frames.affordances import all_sentences
-    from qspace_frames.baselines import _term_counts
+    from qspace_frames.baselines import term_counts
     from qspace_frames.params import AffordanceParams
     from qspace_frames.retrieval import fragment_terms
 
@@ -85,10 +85,10 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     s = all_sentences(units.lazy(), AffordanceParams()).select("fragment_id", pl.col("sentence").alias("text")).collect()
     s = s.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
     wanted = pl.DataFrame({"term": ["party", "disclos", "σοφος", "οδος", "fee", "3", "5", "term", "istanbul", "x", "y", "naïv", "b"]})
-    s_dl, s_tf = _term_counts(s.select(pl.col("chunk").alias("_u"), "text"), wanted)
+    s_dl, s_tf = term_counts(s.select(pl.col("chunk").alias("_u"), "text"), wanted)
     dl, tf = fragment_terms(units, s, s_dl, s_tf, wanted)
     joined = units.select(pl.col("chunk").alias("_u"), (pl.col("heading_path").list.join(" ") + pl.lit(" ") + pl.col("text")).alias("text"))
-    want_dl, want_tf = _term_counts(joined, wanted)
+    want_dl, want_tf = term_counts(joined, wanted)
     assert dl.sort("_u").equals(want_dl.sort("_u"))
     assert tf.sort("_u", "term").equals(want_tf.sort("_u", "term"))
     assert want_tf.height > 100 and want_dl["dl"].sum() > 1000
@@ -96,7 +96,7 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
 
 def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
     from qspace_frames.ask import SEARCH, _search_terms
-    from qspace_frames.baselines import _term_counts
+    from qspace_frames.baselines import term_counts
 
     rng = random.Random(5)
     words = ["Party", "parties", "the", "ΣΟΦΟΣ", "fees.", "3.5", "x_y", "İx", "-", "\n"]
@@ -109,7 +109,7 @@ def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
     wanted = pl.DataFrame({"term": ["party", "fee", "σοφος", "3", "5", "x", "y", "txt", "md", "a", "b", "term"]})
     dl, tf = _search_terms(units, wanted)
     search = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), SEARCH.alias("text"))
-    want_dl, want_tf = _term_counts(search, wanted)
+    want_dl, want_tf = term_counts(search, wanted)
     assert dl.sort("_u").equals(want_dl.sort("_u"))
     assert tf.sort("_u", "term").equals(want_tf.sort("_u", "term"))
     assert want_tf.height > 100

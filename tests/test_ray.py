@@ -17,8 +17,8 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 import ray  # noqa: E402  (the `ray` extra; the `test` extra installs it)
 
 from qspace_frames.pipeline import Workbench  # noqa: E402
-from qspace_frames import shards  # noqa: E402
-from qspace_frames.shards import ray_init  # noqa: E402
+from qspace_frames.runtime import shards  # noqa: E402
+from qspace_frames.runtime.ray_engine import ray_init  # noqa: E402
 
 PER_DOC = ("corpus", "fragments", "affordances")
 

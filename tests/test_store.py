@@ -4,7 +4,7 @@ from __future__ import annotations
 import polars as pl
 
 from qspace_frames.ids import canonical_json, content_id
-from qspace_frames.store import Store, artifact_id
+from qspace_frames.runtime.store import Store, artifact_id
 
 
 def test_canonical_json_ignores_key_order():

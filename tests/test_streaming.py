@@ -16,13 +16,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qspace_frames import store as store_mod
+from qspace_frames.runtime import store as store_mod
 from qspace_frames.fragments import fragments
 from qspace_frames.inventory import discover
-from qspace_frames.pages import load_documents
+from qspace_frames.per_document import load_documents
 from qspace_frames.params import CorpusParams, FragmentParams
-from qspace_frames.shards import SortSpill, doc_shards, key_shards
-from qspace_frames.store import Store, TableWriter, frame_hash
+from qspace_frames.runtime.shards import SortSpill, doc_shards, key_shards
+from qspace_frames.runtime.store import Store, TableWriter, frame_hash
 
 from conftest import ROOT
 
@@ -68,20 +68,18 @@ def test_streamed_artifact_reads_back_batch_by_batch(tmp_path, sample, monkeypat
     pages, fr = sample
     monkeypatch.setattr(store_mod, "GROUP_ROWS", 50)
     st = Store(tmp_path)
-    art = st.put("s", "art_1", ({"fragments": b, "pages": pages.clear()} for b in cuts(fr, 3, 7)), {})
+    art = st.put("s", "art_1", (("fragments", b) for b in cuts(fr, 3, 7)), {}, schemas={"fragments": fr.schema, "pages": pages.schema})
     assert art.manifest["tables"]["fragments"]["rows"] == fr.height
     assert art.manifest["tables"]["pages"]["rows"] == 0 and art.read("pages").schema == pages.schema
     got = list(art.batches("fragments"))
     assert len(got) > 1 and pl.concat(got).equals(fr)
 
 
-def test_a_batch_that_changes_schema_or_tables_is_refused(tmp_path, sample):
+def test_a_batch_that_changes_schema_is_refused_and_nothing_is_published(tmp_path, sample):
     _, fr = sample
     with pytest.raises(ValueError, match="schema"):
-        Store(tmp_path).put("s", "art_1", [{"t": fr}, {"t": fr.drop("text")}], {})
-    with pytest.raises(ValueError, match="tables"):
-        Store(tmp_path).put("s", "art_2", [{"t": fr, "u": fr}, {"t": fr}], {})
-    assert not (tmp_path / "s" / "art_1").exists() and not (tmp_path / "s" / "art_2").exists()
+        Store(tmp_path).put("s", "art_1", [("t", fr), ("u", fr), ("t", fr.drop("text"))], {})
+    assert not (tmp_path / "s" / "art_1").exists()
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -111,7 +109,7 @@ def test_key_shards_never_split_a_key(sample, seed, key):
 def test_sort_spill_gives_the_order_of_one_sort(sample, monkeypatch, width, read_rows, hold):
     """Spilled at every batch (hold 0), every few batches, or never (all held in memory): the
     order of one sort, in runs of whole buckets when spilled."""
-    from qspace_frames import shards
+    from qspace_frames.runtime import shards
 
     _, fr = sample
     monkeypatch.setattr(shards, "SPILL_READ_ROWS", read_rows)
@@ -145,7 +143,8 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
     """Every streamed stage on the sample corpus, once with the default shard sizes (one shard
     each) and once with shards of a few rows (dozens of shards, external sorts over many files):
     the same tables, byte for byte."""
-    from qspace_frames import pipeline, shards
+    from qspace_frames import pipeline
+    from qspace_frames.runtime import shards
     from qspace_frames.pipeline import STAGES, Workbench
 
     def run(name: str) -> dict:
@@ -181,7 +180,7 @@ def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypat
     """The BM25 chunks cut in the pool in shards of two documents, and the evaluation with Qspace
     and ask in the workers while this process runs the baselines, give the frames one process
     gives with the corpus in one shard."""
-    from qspace_frames import shards
+    from qspace_frames.runtime import shards
     from qspace_frames.pipeline import STAGES, Workbench
 
     params = tmp_path / "p.yaml"
@@ -190,10 +189,7 @@ def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypat
     def evaluation(workers: int) -> dict:
         wb = Workbench(params_file=str(params), corpus_arg=str(SAMPLE), run_name=f"w{workers}", project_root=ROOT,
                        reports_dir=tmp_path / "reports", workers=workers)
-        for stage in STAGES["evaluation"].inputs:
-            wb.artifact(stage)
-        chunks = pl.concat(t["chunks"] for t in STAGES["chunks"].fn(wb))
-        return {"chunks": chunks, **STAGES["evaluation"].fn(wb)}
+        return {**wb.compute("chunks"), **wb.compute("evaluation")}
 
     one = evaluation(1)
     monkeypatch.setattr(shards, "SHARD_DOCS", 2)
@@ -211,7 +207,7 @@ def test_a_crashed_worker_fails_its_call_and_the_next_call_gets_a_new_pool():
     import os
     from concurrent.futures.process import BrokenProcessPool
 
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     with pytest.raises(BrokenProcessPool):
         [result() for result in workers.started(os._exit, [(3,)], 2)]
@@ -222,7 +218,7 @@ def test_a_crashed_worker_fails_its_call_and_the_next_call_gets_a_new_pool():
 
 
 NESTED = '''
-from qspace_frames import workers
+from qspace_frames.runtime import workers
 
 def square(x):
     return x * x
@@ -257,7 +253,7 @@ def _doubled(df: pl.DataFrame, label: str) -> dict:
 def test_frames_cross_the_pool_through_shared_memory_and_leave_no_file_behind():
     """Large frames go to and from the workers as files in the pool's folder (small ones through
     the pipe); every file is removed once read, also for tasks whose results nobody reads."""
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     big = pl.DataFrame({"x": range(300_000), "s": [f"row {i}" for i in range(300_000)]})
     assert big.estimated_size() >= workers.SHIP_BYTES > big.head(3).estimated_size()
@@ -281,7 +277,7 @@ def test_frames_cross_the_pool_through_shared_memory_and_leave_no_file_behind():
 
 
 def test_the_ship_folders_of_dead_runs_are_swept_and_live_ones_kept(tmp_path):
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     (tmp_path / f"qspace-ship-{dead}-abc").mkdir()
@@ -292,7 +288,7 @@ def test_the_ship_folders_of_dead_runs_are_swept_and_live_ones_kept(tmp_path):
 
 
 def test_ship_writes_large_frames_to_files_and_land_reads_them_back_and_removes_them(tmp_path):
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     big = pl.DataFrame({"x": range(300_000), "s": [f"row {i}" for i in range(300_000)]})
     small = big.head(3)
@@ -308,7 +304,7 @@ def test_ship_writes_large_frames_to_files_and_land_reads_them_back_and_removes_
 
 def test_shipped_bytes_counts_the_frames_in_transit_of_one_process(tmp_path, monkeypatch):
     """The bench adds them to the process tree's RSS: a file in shared memory is in no process's RSS."""
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     monkeypatch.setattr(workers, "SHM", tmp_path)
     for pid, size in [(os.getpid(), 1234), (os.getpid(), 66), (os.getpid() + 1, 999)]:
@@ -325,7 +321,7 @@ def _polars_threads() -> int:
 def test_each_worker_runs_polars_on_its_share_of_the_cores(monkeypatch):
     """Two workers on two cores run one Polars thread each (the processes are the parallelism);
     a POLARS_MAX_THREADS the user set is passed on as it is."""
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     share = max(1, workers._cores() // 2)
     monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
@@ -341,7 +337,7 @@ def test_each_worker_runs_polars_on_its_share_of_the_cores(monkeypatch):
 def test_plain_text_loads_here_the_rest_in_the_pool_and_the_documents_are_the_same(tmp_path):
     """With a pool, the parsed formats (PDF, office, HTML) go to the workers and the plain-text ones
     are read in this process between them: the same documents, in the same order, as one process."""
-    from qspace_frames import pages as pages_mod
+    from qspace_frames import per_document as pages_mod
 
     files = discover(SAMPLE, CorpusParams())
     exts = set(files["ext"])
@@ -353,7 +349,7 @@ def test_plain_text_loads_here_the_rest_in_the_pool_and_the_documents_are_the_sa
 
 
 def test_warm_starts_every_worker_of_the_pool_at_once():
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     workers.shutdown()
     workers.warm(2)
@@ -412,7 +408,7 @@ def test_content_hash_sees_every_value_and_only_the_values(tmp_path):
 def test_a_full_ship_folder_sends_the_frame_through_the_pipe(tmp_path, monkeypatch):
     """Writing a frame to shared memory can fail (a container's /dev/shm holds 64 MB): the frame is
     then returned as it is, and no partial file stays behind."""
-    from qspace_frames import workers
+    from qspace_frames.runtime import workers
 
     big = pl.DataFrame({"x": range(300_000)})
 

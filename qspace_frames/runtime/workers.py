@@ -38,11 +38,17 @@ SHIP_BYTES = 1 << 20  # frames smaller than this go through the pipe: a file is 
 SHM = Path("/dev/shm")  # memory, not disk; elsewhere (no /dev/shm) the temporary folder
 
 
-def _warm(ship_dir: str) -> None:
+PRELOAD: list[str] = []  # modules every worker imports on start (the pipeline names its stages' code)
+
+
+def _warm(ship_dir: str, modules: tuple[str, ...]) -> None:
     """Import what every task needs once per worker, while the parent is still preparing work."""
+    import importlib
+
     global _in_worker, _ship_dir
     _in_worker, _ship_dir = True, Path(ship_dir)
-    from . import affordances, fragments, loaders  # noqa: F401
+    for name in modules:
+        importlib.import_module(name)
 
 
 @dataclass(frozen=True)
@@ -170,7 +176,7 @@ def _pool(workers: int) -> tuple[ProcessPoolExecutor, Path]:
         _sweep(root)
         ship = Path(tempfile.mkdtemp(prefix=f"qspace-ship-{os.getpid()}-", dir=root))
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=_WorkerContext(),
-                                 initializer=_warm, initargs=(str(ship),))
+                                 initializer=_warm, initargs=(str(ship), tuple(PRELOAD)))
         _pools[workers] = ex, ship
     return ex, ship
 

@@ -30,10 +30,10 @@ from typing import Callable, Iterable, Iterator, Union
 
 import polars as pl
 
-from .ids import canonical_json, content_id
+from ..ids import canonical_json, content_id
 
 MANIFEST = "manifest.json"
-Tables = Union[dict[str, pl.DataFrame], Iterable[dict[str, pl.DataFrame]]]
+Tables = Union[dict[str, pl.DataFrame], Iterable[tuple[str, pl.DataFrame]]]
 CRASH_ENV = "QSPACE_CRASH_AT"
 _crash_counts: dict[str, int] = {}
 
@@ -246,6 +246,32 @@ class TableWriter:
 
 
 @dataclass(frozen=True)
+class Table:
+    """One stored table: what a stage is given to read (a path, so it crosses to a pool task as is)."""
+    path: Path
+
+    def scan(self) -> pl.LazyFrame:
+        return pl.scan_parquet(self.path)
+
+    def read(self) -> pl.DataFrame:
+        return pl.read_parquet(self.path)
+
+    def batches(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
+        """The rows in order, one Parquet row group (about GROUP_BYTES) at a time, so a stage can
+        stream a table of any size. Read by Polars with a slice per group: pyarrow's own reader
+        held twice as much memory."""
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(self.path).metadata
+        start = 0
+        for i in range(meta.num_row_groups):
+            n = meta.row_group(i).num_rows
+            scan = pl.scan_parquet(self.path)
+            yield (scan.select(columns) if columns else scan).slice(start, n).collect()
+            start += n
+
+
+@dataclass(frozen=True)
 class Artifact:
     stage: str
     artifact_id: str
@@ -255,26 +281,17 @@ class Artifact:
     def manifest(self) -> dict:
         return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
 
+    def table(self, name: str | None = None) -> Table:
+        return Table(self.path / f"{name or self.stage}.parquet")
+
     def scan(self, table: str | None = None) -> pl.LazyFrame:
-        return pl.scan_parquet(self.path / f"{table or self.stage}.parquet")
+        return self.table(table).scan()
 
     def read(self, table: str | None = None) -> pl.DataFrame:
-        return pl.read_parquet(self.path / f"{table or self.stage}.parquet")
+        return self.table(table).read()
 
     def batches(self, table: str | None = None, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
-        """The table's rows in order, one Parquet row group (about GROUP_BYTES) at a time, so a
-        stage can stream a table of any size. Read by Polars with a slice per group: pyarrow's
-        own reader held twice as much memory."""
-        import pyarrow.parquet as pq
-
-        path = self.path / f"{table or self.stage}.parquet"
-        meta = pq.ParquetFile(path).metadata
-        start = 0
-        for i in range(meta.num_row_groups):
-            n = meta.row_group(i).num_rows
-            scan = pl.scan_parquet(path)
-            yield (scan.select(columns) if columns else scan).slice(start, n).collect()
-            start += n
+        return self.table(table).batches(columns)
 
     @property
     def tables(self) -> list[str]:
@@ -292,10 +309,11 @@ class Store:
         d = self._dir(stage, aid)
         return Artifact(stage, aid, d) if (d / MANIFEST).is_file() else None
 
-    def put(self, stage: str, aid: str, tables: Tables, manifest: dict) -> Artifact:
-        """Publish an artifact. `tables` is {name: frame}, or an iterable of such dicts that
-        arrive batch by batch (a stage streaming its shards): each table is then written as its
-        batches come, never held whole."""
+    def put(self, stage: str, aid: str, tables: Tables, manifest: dict, schemas: dict[str, dict] | None = None) -> Artifact:
+        """Publish an artifact. `tables` is {name: frame}, or an iterable of (name, frame) pairs
+        that arrive batch by batch (a stage streaming its shards, each table its own stream):
+        each table is written as its batches come, never held whole. `schemas` names every table
+        the artifact holds: one that got no batch is written empty with its schema."""
         final = self._dir(stage, aid)
         if (final / MANIFEST).is_file():
             return Artifact(stage, aid, final)
@@ -304,7 +322,7 @@ class Store:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         _crash_point(stage, "tmp_created")
-        info = _write_tables(tmp, tables, stage)
+        info = _write_tables(tmp, tables, stage, schemas or {})
         full = {"artifact_id": aid, "stage": stage, **manifest, "tables": info}
         (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         _crash_point(stage, "manifest_written")
@@ -340,20 +358,17 @@ class Store:
         return out
 
 
-def _write_tables(folder: Path, tables: Tables, stage: str) -> dict:
-    """Write every table to folder/<name>.parquet; returns the manifest's per-table info. Every
-    batch names the same tables (a table missing from a batch would silently lose rows)."""
+def _write_tables(folder: Path, tables: Tables, stage: str, schemas: dict[str, dict]) -> dict:
+    """Write every table to folder/<name>.parquet, batch by batch; returns the manifest's
+    per-table info."""
     writers: dict[str, TableWriter] = {}
-    for batch in [tables] if isinstance(tables, dict) else tables:
-        if not writers:
-            writers = {name: TableWriter(folder / f"{name}.parquet") for name in sorted(batch)}
-        if set(batch) != set(writers):
-            raise ValueError(f"{stage}: a batch holds tables {sorted(batch)}, the first held {sorted(writers)}")
-        for name, df in batch.items():
-            writers[name].write(df)
+    for name, df in tables.items() if isinstance(tables, dict) else tables:
+        if name not in writers:
+            writers[name] = TableWriter(folder / f"{name}.parquet")
+        writers[name].write(df)
     info = {}
-    for name, w in sorted(writers.items()):
-        info[name] = w.close()
+    for name in sorted(set(writers) | set(schemas)):
+        info[name] = writers.get(name, TableWriter(folder / f"{name}.parquet")).close(schemas.get(name))
         _crash_point(stage, "table_written")
     return info
 
