@@ -117,9 +117,9 @@ def child_run(spec: dict) -> dict:
     each (runs in the child)."""
     import io
 
-    from .inventory import discover
+    from .corpus.inventory import discover
     from .params import load_params
-    from .runner import run
+    from .report.runner import run
 
     tmp, root = Path(spec["tmp"]), Path(spec["root"])
     params = tmp / "params.yaml"
@@ -382,8 +382,8 @@ def execute_notebook(root: Path, out: Path) -> Path:
     """notebooks/bench.ipynb executed on the results into out/bench.ipynb (and .html)."""
     import papermill as pm
 
-    from .kernels import kernel_name
-    from .runner import to_html
+    from .report.kernels import kernel_name
+    from .report.runner import to_html
 
     target = out / "bench.ipynb"
     pm.execute_notebook(str(root / "notebooks" / "bench.ipynb"), str(target), kernel_name=kernel_name(), language="python",

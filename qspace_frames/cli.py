@@ -22,7 +22,7 @@ def _bad_params(root: Path, *files: str) -> bool:
 
 
 def _run(args) -> int:
-    from .runner import run
+    from .report.runner import run
 
     root = find_project_root()
     if _bad_params(root, args.params):
@@ -43,7 +43,7 @@ def _rel(root: Path, given: str) -> str:
 
 
 def _notebooks(args) -> int:
-    from .runner import refresh_notebooks
+    from .report.runner import refresh_notebooks
 
     return refresh_notebooks(find_project_root(), args.only)
 
@@ -55,14 +55,14 @@ def _bench(args) -> int:
 
 
 def _kernel(args) -> int:
-    from .kernels import install_kernel
+    from .report.kernels import install_kernel
 
     print(f"kernel registered: {install_kernel()}")
     return 0
 
 
 def _sweep(args) -> int:
-    from .runner import sweep
+    from .report.runner import sweep
 
     root = find_project_root()
     if _bad_params(root, *args.files):
@@ -71,8 +71,8 @@ def _sweep(args) -> int:
 
 
 def _eval(args) -> int:
-    from .evaluation import read_gold
-    from .runner import run
+    from .evaluation.metrics import read_gold
+    from .report.runner import run
 
     root = find_project_root()
     if _bad_params(root, args.params):
@@ -101,7 +101,7 @@ def _finished_run(root: Path, name: str) -> Path | None:
 def _ask(args) -> int:
     import json
 
-    from .ask import to_json, to_text
+    from .ask.answer import to_json, to_text
     from .pipeline import Workbench
 
     root = find_project_root()
@@ -119,9 +119,9 @@ def _ask(args) -> int:
 
 
 def _report(args) -> int:
-    from . import exports
-    from .report import ReportError, Run
-    from .runner import publish, to_html
+    from .report import exports
+    from .report.dashboard import ReportError, Run
+    from .report.runner import publish, to_html
 
     root = find_project_root()
     run_dir = _finished_run(root, args.run)
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         "decomposition, clarification) and answer it from the corpus of a finished run: the answer is a verbatim "
         "quote with its document, page, section and character offsets, confirmed by the answer type's pattern on "
         "the same line as a keyword. Unconfirmed: 'no answer found'. Vague: a clarification. Compound: one answer "
-        "per sub-question. --json prints a list validated by qspace_frames.ask.ANSWER_JSON_SCHEMA.",
+        "per sub-question. --json prints a list validated by qspace_frames.ask.answer.ANSWER_JSON_SCHEMA.",
     )
     a.add_argument("questions", nargs="+", help="one or more questions (quote each)")
     a.add_argument("--run", default="default", help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)")

@@ -8,7 +8,7 @@ import pytest
 
 from qspace_frames.affordances import AFFORDANCES, INTENTS, affordances, detector_scores, verify
 from qspace_frames.fragments import fragments
-from qspace_frames.pages import document_text
+from qspace_frames.corpus.pages import document_text
 from qspace_frames.params import AffordanceParams, FragmentParams
 from qspace_frames.schemas import PAGES
 

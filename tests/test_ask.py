@@ -5,8 +5,8 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask import ANSWER_JSON_SCHEMA, to_json
-from qspace_frames.pages import document_text
+from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, to_json
+from qspace_frames.corpus.pages import document_text
 from qspace_frames.pipeline import Workbench
 
 

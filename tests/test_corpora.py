@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from qspace_frames.pages import document_text
+from qspace_frames.corpus.pages import document_text
 from qspace_frames.schemas import FRAGMENTS, INVENTORY, check
 from qspace_frames.tokens import count_tokens
 

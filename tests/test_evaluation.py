@@ -9,18 +9,18 @@ import pytest
 from pydantic import ValidationError
 
 from qspace_frames.affordances import affordances
-from qspace_frames.baselines import (
+from qspace_frames.evaluation.baselines import (
     CHUNK, bm25_chunks, chunk_bounds, chunks, heading_tree, run_baselines, section_visits, source_order,
 )
-from qspace_frames.evaluation import (
+from qspace_frames.evaluation.metrics import (
     GOLD, METRICS, RESOLVED_GOLD, RETRIEVALS, EvalParams, contractnli_to_gold, metrics, per_query,
     prefix_chars, read_gold, recall_column, resolve_gold, silver_gold,
 )
 from qspace_frames.fragments import fragments
-from qspace_frames.inventory import discover, domain_hints, inventory
-from qspace_frames.loaders import load_file
-from qspace_frames.pages import document_text
-from qspace_frames.per_document import load_documents
+from qspace_frames.corpus.inventory import discover, domain_hints, inventory
+from qspace_frames.corpus.loaders import load_file
+from qspace_frames.corpus.pages import document_text
+from qspace_frames.pipeline.per_document import load_documents
 from qspace_frames.params import AffordanceParams, CorpusParams, FragmentParams
 from qspace_frames.schemas import check
 from qspace_frames.tokens import count_tokens

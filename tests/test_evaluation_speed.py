@@ -6,8 +6,8 @@ import random
 import polars as pl
 import pytest
 
-from qspace_frames.baselines import _bounds_batch, chunk_bounds, count_ranked
-from qspace_frames.evaluation import EvalParams, prefix_chars
+from qspace_frames.evaluation.baselines import _bounds_batch, chunk_bounds, count_ranked
+from qspace_frames.evaluation.metrics import EvalParams, prefix_chars
 from qspace_frames.tokens import count_tokens, encoding
 
 ENC = EvalParams().encoding
@@ -68,9 +68,9 @@ def test_count_ranked_counts_the_same_prefix_as_counting_everything():
 
 def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     from qspace_frames.affordances import all_sentences
-    from qspace_frames.baselines import term_counts
+    from qspace_frames.evaluation.baselines import term_counts
     from qspace_frames.params import AffordanceParams
-    from qspace_frames.retrieval import fragment_terms
+    from qspace_frames.evaluation.qspace import fragment_terms
 
     rng = random.Random(3)
     words = ["Party", "parties", "disclose", "disclosures", "the", "of", "ΣΟΦΟΣ", "ΟΔΟΣ.", "İstanbul", "3.5", "fees", "e.g.", "(a)",
@@ -95,8 +95,8 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
 
 
 def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
-    from qspace_frames.ask import SEARCH, _search_terms
-    from qspace_frames.baselines import term_counts
+    from qspace_frames.ask.answer import SEARCH, _search_terms
+    from qspace_frames.evaluation.baselines import term_counts
 
     rng = random.Random(5)
     words = ["Party", "parties", "the", "ΣΟΦΟΣ", "fees.", "3.5", "x_y", "İx", "-", "\n"]

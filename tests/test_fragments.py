@@ -148,7 +148,7 @@ def test_property_offsets_and_no_lost_text(lines, max_chars, min_chars):
 def test_ungrounded_names_the_fragments_not_at_their_offsets():
     """The notebooks' grounding check, a few documents at a time: a wrong text, an offset past a
     multi-byte character and a fragment of a missing document are found, in any step."""
-    from qspace_frames.checks import DOCS_PER_STEP, ungrounded
+    from qspace_frames.fragments import DOCS_PER_STEP, ungrounded
 
     n = 3 * DOCS_PER_STEP + 1
     docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n)], "doc_text": [f"héllo wörld {i}" for i in range(n)]})

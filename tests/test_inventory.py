@@ -5,7 +5,7 @@ import os
 
 import polars as pl
 
-from qspace_frames.inventory import choose_corpus, discover
+from qspace_frames.corpus.inventory import choose_corpus, discover
 from qspace_frames.params import CorpusParams
 
 P = CorpusParams()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from qspace_frames.loaders import STATUSES, Loaded, load_file
+from qspace_frames.corpus.loaders import STATUSES, Loaded, load_file
 from qspace_frames.params import CorpusParams
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"

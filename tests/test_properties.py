@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from qspace_frames.affordances import INTENTS
 from qspace_frames.fragments import fragments
-from qspace_frames.loaders import STATUSES, load_file
-from qspace_frames.pages import PAGE_SEP
+from qspace_frames.corpus.loaders import STATUSES, load_file
+from qspace_frames.corpus.pages import PAGE_SEP
 from qspace_frames.params import CorpusParams, FragmentParams
-from qspace_frames.questions import LAYOUTS, PATTERNS, QUESTIONS, SHAPES, SOURCES, load_dictionary, parse_questions
+from qspace_frames.ask.parse import LAYOUTS, PATTERNS, QUESTIONS, SHAPES, SOURCES, load_dictionary, parse_questions
 from qspace_frames.schemas import FRAGMENTS, PAGES, check
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

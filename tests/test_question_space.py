@@ -5,13 +5,13 @@ import polars as pl
 import pytest
 from pydantic import ValidationError
 
-from qspace_frames.classes import CLASSES, MEMBERSHIPS, ClassParams, classes, n_clusters
-from qspace_frames.density import DENSITY, DensityParams, density
-from qspace_frames.evidence import CODEMAND, EVIDENCE, codemand, evidence
-from qspace_frames.graph import EDGE_TYPES, GRAPH_EDGES, GRAPH_NODES, NODE_TYPES, graph, to_networkx
+from qspace_frames.qspace.classes import CLASSES, MEMBERSHIPS, ClassParams, classes, n_clusters
+from qspace_frames.qspace.density import DENSITY, DensityParams, density
+from qspace_frames.qspace.evidence import CODEMAND, EVIDENCE, codemand, evidence
+from qspace_frames.qspace.graph import EDGE_TYPES, GRAPH_EDGES, GRAPH_NODES, NODE_TYPES, graph, to_networkx
 from qspace_frames.ids import content_id
 from qspace_frames.exprs import jaccard
-from qspace_frames.proximity import PROXIMITY, ProximityParams, proximity
+from qspace_frames.qspace.proximity import PROXIMITY, ProximityParams, proximity
 from qspace_frames.schemas import check
 
 PROTOTYPE_SCHEMA = {
@@ -329,7 +329,7 @@ def test_average_linkage_is_scikit_learns_partition():
     import numpy as np
     from sklearn.cluster import AgglomerativeClustering
 
-    from qspace_frames.classes import average_linkage_labels, jaccard_distances
+    from qspace_frames.qspace.classes import average_linkage_labels, jaccard_distances
 
     rng = np.random.default_rng(7)
     for trial in range(150):
@@ -351,7 +351,7 @@ def test_average_linkage_merges_are_scipys_linkage():
     import numpy as np
     from scipy.cluster.hierarchy import linkage
 
-    from qspace_frames.classes import average_linkage_merges, jaccard_distances
+    from qspace_frames.qspace.classes import average_linkage_merges, jaccard_distances
 
     rng = np.random.default_rng(11)
     for trial in range(300):

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qspace_frames.affordances import INTENTS
-from qspace_frames.questions import (
+from qspace_frames.ask.parse import (
     LAYOUTS, PATTERNS, QUESTIONS, REQUIRED_ANSWER_TYPES, SHAPES, SOURCES, DictionaryError,
     answer_pattern, answer_types, load_dictionary, parse_questions,
 )

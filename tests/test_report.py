@@ -16,9 +16,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from qspace_frames import report
+from qspace_frames.report import dashboard as report
 from qspace_frames.pipeline import CONTRACTNLI, Workbench
-from qspace_frames.runner import run, to_html
+from qspace_frames.report.runner import run, to_html
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 HOSTILE = ["<script>alert('doc')</script>", "<img src=x onerror=alert('img')>", '<iframe src="https://example.com/"></iframe>']

@@ -10,8 +10,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from qspace_frames.cli import main
-from qspace_frames.kernels import WarmKernel, kernel_name
-from qspace_frames.runner import run
+from qspace_frames.report.kernels import WarmKernel, kernel_name
+from qspace_frames.report.runner import run
 
 
 def mini_project(tmp_path, root, cells):

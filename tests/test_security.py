@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from qspace_frames.loaders import load_file
+from qspace_frames.corpus.loaders import load_file
 from qspace_frames.params import CorpusParams, ParamsError, load_params
 
 PACKAGE = Path(__file__).resolve().parents[1] / "qspace_frames"

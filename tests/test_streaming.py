@@ -18,8 +18,8 @@ import pytest
 
 from qspace_frames.runtime import store as store_mod
 from qspace_frames.fragments import fragments
-from qspace_frames.inventory import discover
-from qspace_frames.per_document import load_documents
+from qspace_frames.corpus.inventory import discover
+from qspace_frames.pipeline.per_document import load_documents
 from qspace_frames.params import CorpusParams, FragmentParams
 from qspace_frames.runtime.shards import SortSpill, doc_shards, key_shards
 from qspace_frames.runtime.store import Store, TableWriter, frame_hash
@@ -143,9 +143,8 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
     """Every streamed stage on the sample corpus, once with the default shard sizes (one shard
     each) and once with shards of a few rows (dozens of shards, external sorts over many files):
     the same tables, byte for byte."""
-    from qspace_frames import pipeline
+    from qspace_frames.pipeline import STAGES, Workbench, stages
     from qspace_frames.runtime import shards
-    from qspace_frames.pipeline import STAGES, Workbench
 
     def run(name: str) -> dict:
         params = tmp_path / f"{name}.yaml"
@@ -159,8 +158,8 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
         return out
 
     whole = run("whole")
-    for mod, name, value in [(shards, "SHARD_DOCS", 2), (shards, "SHARD_CHARS", 5_000), (pipeline, "AFFORDANCE_SHARD_ROWS", 7),
-                             (pipeline, "TREE_SHARD_UNITS", 5), (pipeline, "SIMULATION_SHARD_NODES", 40),
+    for mod, name, value in [(shards, "SHARD_DOCS", 2), (shards, "SHARD_CHARS", 5_000), (stages, "AFFORDANCE_SHARD_ROWS", 7),
+                             (stages, "TREE_SHARD_UNITS", 5), (stages, "SIMULATION_SHARD_NODES", 40),
                              (shards, "SPILL_READ_ROWS", 20), (shards, "SPILL_HOLD_BYTES", 0)]:
         monkeypatch.setattr(mod, name, value)
     tiny = run("tiny")
@@ -337,7 +336,7 @@ def test_each_worker_runs_polars_on_its_share_of_the_cores(monkeypatch):
 def test_plain_text_loads_here_the_rest_in_the_pool_and_the_documents_are_the_same(tmp_path):
     """With a pool, the parsed formats (PDF, office, HTML) go to the workers and the plain-text ones
     are read in this process between them: the same documents, in the same order, as one process."""
-    from qspace_frames import per_document as pages_mod
+    from qspace_frames.pipeline import per_document as pages_mod
 
     files = discover(SAMPLE, CorpusParams())
     exts = set(files["ext"])

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from qspace_frames.pipeline import Workbench
-from qspace_frames.trees import NODE_ORDER, compile_trees, node_frame
+from qspace_frames.trees.compile import NODE_ORDER, compile_trees, node_frame
 
 INPUTS = ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes", "density", "classes/memberships", "classes",
           "evidence/codemand")

@@ -19,9 +19,9 @@ import polars as pl
 import pytest
 
 import corpus_zoo
-from qspace_frames.evaluation import policyqa_to_gold
-from qspace_frames.kernels import KERNELS, WarmKernel, kernel_name
-from qspace_frames.runner import run
+from qspace_frames.evaluation.metrics import policyqa_to_gold
+from qspace_frames.report.kernels import KERNELS, WarmKernel, kernel_name
+from qspace_frames.report.runner import run
 
 pytestmark = pytest.mark.notebooks
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .affordances import INTENTS, MONEY
-from .baselines import STOP_WORDS, stem_expr, terms_expr
+from ..affordances import INTENTS, MONEY
+from ..evaluation.baselines import STOP_WORDS, stem_expr, terms_expr
 
 # ---- the output schema ------------------------------------------------------------------------
 
@@ -219,7 +219,7 @@ def _unique(path: Path, df: pl.DataFrame, cols: list[str], rule: str) -> None:
 
 def dictionary_fingerprint(folder: str | Path) -> str:
     """Hash of the dictionary tables' names and bytes: what the answers depend on."""
-    from .ids import canonical_json, sha256_hex
+    from ..ids import canonical_json, sha256_hex
 
     return sha256_hex(canonical_json([[f.name, sha256_hex(f.read_bytes())] for f in sorted(Path(folder).glob("*.csv"))]))
 

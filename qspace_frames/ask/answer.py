@@ -13,13 +13,13 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from .affordances import all_sentences
-from .baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
-from .evaluation import RETRIEVALS
-from .params import AffordanceParams, EvalParams
-from .schemas import FRAGMENTS
-from .questions import Dictionary, answer_types, parse_questions
-from .retrieval import selected_leaves
+from ..affordances import all_sentences
+from ..evaluation.baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
+from ..evaluation.metrics import RETRIEVALS
+from ..params import AffordanceParams, EvalParams
+from ..schemas import FRAGMENTS
+from .parse import Dictionary, answer_types, parse_questions
+from ..evaluation.qspace import selected_leaves
 
 ANSWERS = {
     "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import polars as pl
 
-from .ids import content_id, doc_id
-from .params import CorpusParams
-from .schemas import FILES, INVENTORY, conform
+from ..ids import content_id, doc_id
+from ..params import CorpusParams
+from ..schemas import FILES, INVENTORY, conform
 
 
 def _skip_dir(name: str, p: CorpusParams) -> bool:

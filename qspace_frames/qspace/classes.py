@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .ids import id_expr
-from .params import ClassParams
-from .exprs import jaccard
-from .schemas import conform
+from ..ids import id_expr
+from ..params import ClassParams
+from ..exprs import jaccard
+from ..schemas import conform
 
 CLASSES = {
     "class_id": pl.String,            # content id of the sorted member prototype ids

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from .ids import id_expr
-from .params import EvidenceParams
-from .exprs import exact_sum
-from .schemas import conform
+from ..ids import id_expr
+from ..params import EvidenceParams
+from ..exprs import exact_sum
+from ..schemas import conform
 
 EVIDENCE = {
     "evidence_id": pl.String,      # content id of (fragment_id, role, value_start, value_end)

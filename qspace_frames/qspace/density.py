@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from .params import DensityParams, DEFAULT_RISK_PRIOR
-from .exprs import exact_sum
-from .schemas import conform
+from ..params import DensityParams, DEFAULT_RISK_PRIOR
+from ..exprs import exact_sum
+from ..schemas import conform
 
 DENSITY = {
     "prototype_id": pl.String,

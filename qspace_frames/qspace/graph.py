@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .exprs import exact_sum
-from .schemas import conform
+from ..exprs import exact_sum
+from ..schemas import conform
 
 if TYPE_CHECKING:
     import networkx as nx

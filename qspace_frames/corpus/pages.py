@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 
 from .loaders import Loaded, load_file
-from .params import CorpusParams
-from .schemas import PAGES
+from ..params import CorpusParams
+from ..schemas import PAGES
 
 PAGE_SEP = "\n\n"
 

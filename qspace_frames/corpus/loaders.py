@@ -33,7 +33,7 @@ from typing import Callable, Iterator
 
 import yaml
 
-from .params import CorpusParams
+from ..params import CorpusParams
 
 STATUSES = ("loaded", "empty", "encrypted", "too_large", "unsupported", "error")
 

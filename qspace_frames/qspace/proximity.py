@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from .params import ProximityParams
-from .exprs import jaccard
-from .schemas import conform
+from ..params import ProximityParams
+from ..exprs import jaccard
+from ..schemas import conform
 
 PROXIMITY = {
     "prototype_a": pl.String,      # prototype_a < prototype_b

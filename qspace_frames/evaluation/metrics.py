@@ -27,9 +27,9 @@ from pathlib import Path
 
 import polars as pl
 
-from .exprs import exact_mean
-from .params import EvalParams
-from .tokens import encoding
+from ..exprs import exact_mean
+from ..params import EvalParams
+from ..tokens import encoding
 
 
 # ---- schemas ------------------------------------------------------------------------------------

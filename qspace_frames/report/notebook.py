@@ -13,7 +13,7 @@ import re
 import altair as alt
 import polars as pl
 
-from .pipeline import Workbench
+from ..pipeline import Workbench
 
 
 def open_run(params_file: str, corpus: str, run_name: str, notebook: str = "", gold: str = "") -> Workbench:

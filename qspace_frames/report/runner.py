@@ -14,9 +14,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .ids import canonical_json, sha256_hex
+from ..ids import canonical_json, sha256_hex
 from .kernels import KERNELS, WarmKernel, kernel_name
-from .params import load_params
+from ..params import load_params
 
 
 
@@ -109,7 +109,7 @@ def _record_time(run_dir: Path, notebook: str, seconds: float) -> None:
 def publish(root: Path, run_dir: Path, executed: list[Path] | None = None, failed: Path | None = None, error: str = "") -> Path:
     """The report of a finished run: dashboard and markdown reports rebuilt from its artifacts
     (when it has any), and index.html over its executed notebooks. Nothing is recomputed."""
-    from . import report
+    from . import dashboard as report
 
     if (run_dir / "artifacts.json").is_file():
         report.build(run_dir, root)
@@ -162,7 +162,7 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
 def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, contractnli: str = "") -> str:
     """What every notebook of the run depends on: parameters, the corpus's bytes (`wb` is the
     run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code."""
-    from .questions import dictionary_fingerprint
+    from ..ask.parse import dictionary_fingerprint
 
     fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows())) if wb else None
 
@@ -274,7 +274,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
 def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None):
     """The run's Workbench, with the pool (`workers` = the cores, as `qspace bench` runs the
     stages); None when there is no corpus folder (the notebooks say so themselves)."""
-    from .pipeline import Workbench
+    from ..pipeline import Workbench
 
     try:
         return Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold,
@@ -286,7 +286,7 @@ def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, g
 def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress", contractnli: str = "") -> str:
     """Every stage of the run's Workbench `wb` in registry order, and the ContractNLI evaluation
     notebook 07 shows when `contractnli` names a split. Returns "" or the error that stopped it."""
-    from .pipeline import STAGES, contractnli_workbench
+    from ..pipeline import STAGES, contractnli_workbench
 
     if wb is None:
         return ""

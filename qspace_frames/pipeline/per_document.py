@@ -22,16 +22,35 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from . import affordances as affordances_mod
-from . import fragments as fragments_mod
-from .pages import LOADED_DOC, load_one, docs_pages, document_text, load_shard, loaded_docs, loaded_status, plan_loads, split_loaded, status_frame
-from .params import AffordanceParams, CorpusParams, FragmentParams
-from .runtime import workers as workers_mod
-from .runtime.ray_engine import nest, ray_map, unnest
-from .frames import at_least_one
-from .runtime import shards
-from .runtime.shards import DocCursor, check_engine, doc_shards, in_key_order, merge, run_tasks, whole
-from .schemas import FRAGMENTS, PAGES, conform
+from .. import affordances as affordances_mod
+from .. import fragments as fragments_mod
+from ..frames import at_least_one
+from ..corpus.pages import (
+    LOADED_DOC,
+    docs_pages,
+    document_text,
+    load_one,
+    load_shard,
+    loaded_docs,
+    loaded_status,
+    plan_loads,
+    split_loaded,
+    status_frame,
+)
+from ..params import AffordanceParams, CorpusParams, FragmentParams
+from ..runtime import shards
+from ..runtime import workers as workers_mod
+from ..runtime.ray_engine import nest, ray_map, unnest
+from ..runtime.shards import (
+    DocCursor,
+    check_engine,
+    doc_shards,
+    in_key_order,
+    merge,
+    run_tasks,
+    whole,
+)
+from ..schemas import FRAGMENTS, PAGES, conform
 
 FRAGMENT_KEYS = ["doc_id", "char_start", "char_end", "kind"]
 AFFORDANCE_KEYS = ["doc_id", "span_start", "intent", "support"]

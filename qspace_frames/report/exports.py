@@ -146,7 +146,7 @@ def _evidence_graph(wb) -> list[Path]:
 def _trees(wb) -> list[Path]:
     """The selected trees (JSONL, one per fragment with its nodes), their scores, and DOT files of
     the representative trees the notebook draws (trees/ holds no stale drawing)."""
-    from .trees import representative
+    from ..trees.compile import representative
 
     nodes, scores, d = wb.read("trees", "tree_nodes"), wb.read("trees", "tree_scores"), wb.run_dir
     dots = []
@@ -164,8 +164,8 @@ def _trees(wb) -> list[Path]:
 
 
 def _evaluation(wb) -> list[Path]:
-    from .pages import document_text
-    from .simulation import traces_markdown
+    from ..corpus.pages import document_text
+    from ..trees.simulate import traces_markdown
 
     sims, d = wb.read("simulation", "simulations"), wb.run_dir
     traces = traces_markdown(sims, wb.read("trees", "tree_nodes"), wb.read("corpus", "inventory"), document_text(wb.scan("corpus", "pages")).collect())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .trees import at_rows, node_frame, walk
+from .compile import at_rows, node_frame, walk
 
 SIMULATIONS = {
     "affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "tree_id": pl.String, "candidate": pl.String,

@@ -18,7 +18,7 @@ KERNELS = max(1, min(os.cpu_count() or 1, 4))  # notebooks rendered side by side
 # in the run's own kernels the package stands in as absent (jsonschema then skips that format).
 PRELOAD = """import sys
 sys.modules.setdefault("rfc3987_syntax", None)
-import polars, altair, qspace_frames.notebook, qspace_frames.charts, qspace_frames.exports
+import polars, altair, qspace_frames.report.notebook, qspace_frames.report.charts, qspace_frames.report.exports
 """
 # Run before each notebook in a shared kernel: what a fresh kernel would have (an empty namespace,
 # Polars' default display settings, cell numbers from 1 in a new history session), so a notebook's

@@ -19,11 +19,11 @@ from typing import Iterable
 
 import polars as pl
 
-from .evaluation import RETRIEVALS, EvalParams, as_lazy, prefix_chars
-from .exprs import exact_sums
-from .schemas import conform
-from .frames import at_least_one, detached
-from .tokens import count_tokens, encoding
+from .metrics import RETRIEVALS, EvalParams, as_lazy, prefix_chars
+from ..exprs import exact_sums
+from ..schemas import conform
+from ..frames import at_least_one, detached
+from ..tokens import count_tokens, encoding
 
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
 # "party" and "agreement" are down-weighted by IDF, not removed by fiat).

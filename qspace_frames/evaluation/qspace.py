@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from .affordances import DETECTORS, all_sentences
+from ..affordances import DETECTORS, all_sentences
 from .baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
-from .evaluation import as_lazy
-from .exprs import exact_sums
-from .params import AffordanceParams, EvalParams
+from .metrics import as_lazy
+from ..exprs import exact_sums
+from ..params import AffordanceParams, EvalParams
 
 STRATEGY = "qspace"
 FRAGMENT_SLICE = 50_000  # fragments read per step when counting the terms of the whole corpus
