@@ -71,7 +71,7 @@ def _sweep(args) -> int:
 
 
 def _eval(args) -> int:
-    from .evaluation.metrics import read_gold
+    from .evaluation.gold import read_gold
     from .report.runner import run
 
     root = find_project_root()

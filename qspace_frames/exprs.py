@@ -41,3 +41,30 @@ def exact_sums(frame: pl.DataFrame | pl.LazyFrame, keys: list[str], sums: dict[s
     exact = {c: pl.Series([math.fsum(v) for v in big[f"_l_{c}"].to_list()], dtype=pl.Float64) for c in cols}
     big = big.select(*keys).with_columns([exact[c].alias(o) for o, c in sums.items()])
     return pl.concat([small, big.cast(small.schema)])
+
+
+# ---- interval arithmetic as frames --------------------------------------------------------------
+
+def merge_intervals(df: pl.LazyFrame, keys: list[str], start: str = "start", end: str = "end") -> pl.LazyFrame:
+    """Union of half-open intervals per key: overlapping or touching intervals become one.
+
+    After sorting by start, an interval opens a new block when it starts past the furthest end
+    seen so far in its group; each block is one merged interval. Empty intervals are dropped.
+    """
+    prev_end = pl.col(end).cum_max().shift(1).over(keys)
+    return (
+        df.filter(pl.col(end) > pl.col(start))
+        .sort([*keys, start, end])
+        .with_columns(prev_end.alias("_prev_end"))
+        .with_columns((pl.col("_prev_end").is_null() | (pl.col(start) > pl.col("_prev_end"))).alias("_new"))
+        .with_columns(pl.col("_new").cum_sum().over(keys).alias("_block"))
+        .group_by([*keys, "_block"])
+        .agg(pl.col(start).min(), pl.col(end).max())
+        .drop("_block")
+        .sort([*keys, start])
+    )
+
+
+def overlap_chars(a_start: pl.Expr, a_end: pl.Expr, b_start: pl.Expr, b_end: pl.Expr) -> pl.Expr:
+    """Characters shared by [a_start, a_end) and [b_start, b_end); 0 when disjoint."""
+    return (pl.min_horizontal(a_end, b_end) - pl.max_horizontal(a_start, b_start)).clip(lower_bound=0)

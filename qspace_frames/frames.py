@@ -20,3 +20,7 @@ def at_least_one(batches: Iterable[pl.DataFrame], schema: dict) -> Iterator[pl.D
         yield b
     if not n:
         yield pl.DataFrame(schema=schema)
+
+
+def as_lazy(df: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    return df.lazy() if isinstance(df, pl.DataFrame) else df

@@ -6,7 +6,8 @@ import random
 import polars as pl
 import pytest
 
-from qspace_frames.evaluation.baselines import _bounds_batch, chunk_bounds, count_ranked
+from qspace_frames.evaluation.chunks import _bounds_batch, chunk_bounds
+from qspace_frames.evaluation.loading import count_ranked
 from qspace_frames.evaluation.metrics import EvalParams, prefix_chars
 from qspace_frames.tokens import count_tokens, encoding
 
@@ -68,7 +69,7 @@ def test_count_ranked_counts_the_same_prefix_as_counting_everything():
 
 def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     from qspace_frames.affordances import all_sentences
-    from qspace_frames.evaluation.baselines import term_counts
+    from qspace_frames.evaluation.bm25 import term_counts
     from qspace_frames.params import AffordanceParams
     from qspace_frames.evaluation.qspace import fragment_terms
 
@@ -96,7 +97,7 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
 
 def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
     from qspace_frames.ask.answer import SEARCH, _search_terms
-    from qspace_frames.evaluation.baselines import term_counts
+    from qspace_frames.evaluation.bm25 import term_counts
 
     rng = random.Random(5)
     words = ["Party", "parties", "the", "ΣΟΦΟΣ", "fees.", "3.5", "x_y", "İx", "-", "\n"]

@@ -26,7 +26,8 @@ from qspace_frames.fragments import fragments
 from qspace_frames.corpus.loaders import STATUSES, load_file
 from qspace_frames.corpus.pages import PAGE_SEP
 from qspace_frames.params import CorpusParams, FragmentParams
-from qspace_frames.ask.parse import LAYOUTS, PATTERNS, QUESTIONS, SHAPES, SOURCES, load_dictionary, parse_questions
+from qspace_frames.ask.parse import LAYOUTS, PATTERNS, QUESTIONS, SHAPES, SOURCES, parse_questions
+from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.schemas import FRAGMENTS, PAGES, check
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

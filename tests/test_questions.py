@@ -13,9 +13,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qspace_frames.affordances import INTENTS
+from qspace_frames.ask.dictionary import (
+    REQUIRED_ANSWER_TYPES,
+    DictionaryError,
+    answer_pattern,
+    answer_types,
+    load_dictionary,
+)
 from qspace_frames.ask.parse import (
-    LAYOUTS, PATTERNS, QUESTIONS, REQUIRED_ANSWER_TYPES, SHAPES, SOURCES, DictionaryError,
-    answer_pattern, answer_types, load_dictionary, parse_questions,
+    LAYOUTS,
+    PATTERNS,
+    QUESTIONS,
+    SHAPES,
+    SOURCES,
+    parse_questions,
 )
 from qspace_frames.schemas import check
 

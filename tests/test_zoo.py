@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 import corpus_zoo
-from qspace_frames.evaluation.metrics import policyqa_to_gold
+from qspace_frames.evaluation.gold_sets import policyqa_to_gold
 from qspace_frames.report.kernels import KERNELS, WarmKernel, kernel_name
 from qspace_frames.report.runner import run
 

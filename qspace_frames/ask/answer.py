@@ -14,12 +14,14 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ..affordances import all_sentences
-from ..evaluation.baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
+from ..evaluation.bm25 import Bm25Counts, query_terms, term_counts
+from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS
+from ..evaluation.qspace import selected_leaves
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
-from .parse import Dictionary, answer_types, parse_questions
-from ..evaluation.qspace import selected_leaves
+from .dictionary import Dictionary, answer_types
+from .parse import parse_questions
 
 ANSWERS = {
     "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,

@@ -17,10 +17,11 @@ from __future__ import annotations
 import polars as pl
 
 from ..affordances import DETECTORS, all_sentences
-from .baselines import Bm25Counts, load_in_order, gold_queries, term_counts, count_ranked, query_terms
-from .metrics import as_lazy
 from ..exprs import exact_sums
+from ..frames import as_lazy
 from ..params import AffordanceParams, EvalParams
+from .bm25 import Bm25Counts, query_terms, term_counts
+from .loading import count_ranked, gold_queries, load_in_order
 
 STRATEGY = "qspace"
 FRAGMENT_SLICE = 50_000  # fragments read per step when counting the terms of the whole corpus

@@ -24,7 +24,6 @@ import polars as pl
 
 from .. import affordances as affordances_mod
 from .. import fragments as fragments_mod
-from ..frames import at_least_one
 from ..corpus.pages import (
     LOADED_DOC,
     docs_pages,
@@ -37,6 +36,7 @@ from ..corpus.pages import (
     split_loaded,
     status_frame,
 )
+from ..frames import at_least_one
 from ..params import AffordanceParams, CorpusParams, FragmentParams
 from ..runtime import shards
 from ..runtime import workers as workers_mod

@@ -13,32 +13,38 @@ from typing import Iterator
 import polars as pl
 
 from .. import affordances as affordances_mod
-from ..ask import answer as ask_mod
-from ..evaluation import baselines as baselines_mod
-from ..qspace import classes as classes_mod
-from ..qspace import density as density_mod
-from ..evaluation import metrics as evaluation_mod
-from ..qspace import evidence as evidence_mod
 from .. import exprs as exprs_mod
 from .. import fragments as fragments_mod
 from .. import frames as frames_mod
-from ..qspace import graph as graph_mod
 from .. import ids as ids_mod
+from .. import schemas as schemas_mod
+from .. import tokens as tokens_mod
+from ..ask import answer as ask_mod
+from ..ask import dictionary as dictionary_mod
+from ..ask import parse as parse_mod
+from ..ask import rules as rules_mod
 from ..corpus import inventory as inventory_mod
 from ..corpus import loaders as loaders_mod
 from ..corpus import pages as pages_mod
+from ..corpus.pages import document_text
+from ..evaluation import baselines as baselines_mod
+from ..evaluation import bm25 as bm25_mod
+from ..evaluation import chunks as chunks_mod
+from ..evaluation import gold as gold_mod
+from ..evaluation import loading as loading_mod
+from ..evaluation import metrics as metrics_mod
+from ..evaluation import qspace as retrieval_mod
+from ..qspace import classes as classes_mod
+from ..qspace import density as density_mod
+from ..qspace import evidence as evidence_mod
+from ..qspace import graph as graph_mod
 from ..qspace import prototypes as prototypes_mod
 from ..qspace import proximity as proximity_mod
-from ..ask import parse as questions_mod
-from ..evaluation import qspace as retrieval_mod
-from .. import schemas as schemas_mod
-from ..trees import simulate as simulation_mod
-from .. import tokens as tokens_mod
-from ..trees import compile as trees_mod
-from ..corpus.pages import document_text
 from ..runtime import workers as workers_mod
 from ..runtime.shards import SortSpill, doc_shards, key_shards, run_tasks
 from ..runtime.stage import Runtime, Stage
+from ..trees import compile as trees_mod
+from ..trees import simulate as simulation_mod
 from . import per_document
 
 # what every pool worker imports on start, while this process prepares the work
@@ -174,7 +180,7 @@ def _simulation(t, p, rt: Runtime):
 
 def _chunk_shard(p, pages: pl.DataFrame) -> pl.DataFrame:
     """The BM25 baseline's chunks of a shard of pages (a pool task)."""
-    return pl.concat(baselines_mod.chunk_batches(document_text(pages.lazy()).collect(), p))
+    return pl.concat(chunks_mod.chunk_batches(document_text(pages.lazy()).collect(), p))
 
 
 def _chunks(t, p, rt: Runtime):
@@ -205,9 +211,9 @@ def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFram
         runs = retrieval_mod.qspace(resolved, t["fragments/fragments"].batches(), t["prototypes/prototypes"].scan(), t["evidence/evidence"].scan(),
                                     t["density/density"].scan(), t["trees/tree_nodes"].scan(), t["trees/tree_scores"].scan(), e, p.affordances)
     else:
-        dictionary = questions_mod.load_dictionary(t["dictionary"])
+        dictionary = dictionary_mod.load_dictionary(t["dictionary"])
         runs = ask_mod.ask_strategy(resolved, ask_units(t, p.affordances), ask_leaves(t), dictionary, e)
-    return runs, evaluation_mod.per_query(runs, resolved, e)
+    return runs, metrics_mod.per_query(runs, resolved, e)
 
 
 def _evaluation(t, p, rt: Runtime):
@@ -218,22 +224,22 @@ def _evaluation(t, p, rt: Runtime):
     inv = t["corpus/inventory"].read()
     gold = t["gold"]
     if gold is None:  # silver questions from validated affordances
-        gold = evaluation_mod.silver_gold(t["affordances/affordances"].scan(), inv, max_per_intent=e.silver_max_per_intent)
+        gold = gold_mod.silver_gold(t["affordances/affordances"].scan(), inv, max_per_intent=e.silver_max_per_intent)
     gold_docs = inv.join(gold.select(pl.col("document").alias("path")).unique(), on="path", how="semi")["doc_id"]
     # a filter the page scan applies as it reads (a join would read every page first: 0.35 GB at x16)
     docs = document_text(t["corpus/pages"].scan().filter(pl.col("doc_id").is_in(gold_docs.implode()))).collect()
-    resolved = evaluation_mod.resolve_gold(gold, inv, docs)
+    resolved = gold_mod.resolve_gold(gold, inv, docs)
     # The strategies are independent, and so are a strategy's per-query values: Qspace and ask
     # start in the pool, one per worker, and measure their own runs there, while this process runs
     # and measures the baselines over the stored chunks (the corpus's BM25 counts) and the fragments.
     strategies = workers_mod.started(_strategy_task, [("qspace", t, p, resolved), ("ask", t, p, resolved)], rt.workers)
     baselines = baselines_mod.run_baselines(resolved, None, t["fragments/fragments"].scan(), e, chunked=t["chunks/chunks"].batches())
-    baselines = (baselines, evaluation_mod.per_query(baselines, resolved, e))
+    baselines = (baselines, metrics_mod.per_query(baselines, resolved, e))
     runs = [result() for result in strategies] + [baselines]
     retrievals = pl.concat([r for r, _ in runs]).sort(["strategy", "query_id", "rank"])
     pq = pl.concat([q for _, q in runs]).sort(["strategy", "query_id"])
     return {"gold": resolved, "retrievals": retrievals, "per_query": pq,
-            "metrics": evaluation_mod.metrics(retrievals, resolved, e, per_query_frame=pq)}
+            "metrics": metrics_mod.metrics(retrievals, resolved, e, per_query_frame=pq)}
 
 
 STAGES: dict[str, Stage] = {
@@ -249,7 +255,7 @@ STAGES: dict[str, Stage] = {
               (affordances_mod, fragments_mod, per_document)),
         Stage("prototypes", "question prototypes and fragment-question edges", ("affordances/affordances",), (),
               {"prototypes": prototypes_mod.PROTOTYPES, "fragment_question_edges": prototypes_mod.EDGES}, _prototypes,
-              (prototypes_mod, affordances_mod, exprs_mod, _affordance_shards)),
+              (prototypes_mod, affordances_mod, exprs_mod, frames_mod, _affordance_shards)),
         Stage("classes", "proposed question classes", ("prototypes/prototypes",), ("classes",),
               {"classes": classes_mod.CLASSES, "memberships": classes_mod.MEMBERSHIPS}, _classes, (classes_mod, exprs_mod, ids_mod)),
         Stage("density", "question density", ("prototypes/prototypes",), ("density",), {"density": density_mod.DENSITY}, _density,
@@ -269,13 +275,13 @@ STAGES: dict[str, Stage] = {
         Stage("simulation", "traversal simulation", ("affordances/affordances", "trees/tree_nodes", "trees/tree_scores"), (),
               {"simulations": simulation_mod.SIMULATIONS}, _simulation, (simulation_mod, trees_mod, exprs_mod)),
         Stage("chunks", "fixed-token chunks of the BM25 baseline", ("corpus/pages",), ("evaluation.chunk_tokens", "evaluation.encoding"),
-              {"chunks": baselines_mod.CHUNK}, _chunks, (baselines_mod, tokens_mod, pages_mod, _chunk_shard)),
+              {"chunks": chunks_mod.CHUNK}, _chunks, (chunks_mod, tokens_mod, pages_mod, _chunk_shard)),
         Stage("evaluation", "measured evaluation of every strategy",
               ("corpus/inventory", "corpus/pages", "fragments/fragments", "affordances/affordances", "prototypes/prototypes", "evidence/evidence",
                "density/density", "trees/tree_nodes", "trees/tree_scores", "chunks/chunks", "gold", "dictionary"), ("evaluation", "affordances"),
-              {"gold": evaluation_mod.RESOLVED_GOLD, "retrievals": evaluation_mod.RETRIEVALS,
-               "per_query": lambda p: evaluation_mod.per_query_schema(p.evaluation), "metrics": evaluation_mod.METRICS}, _evaluation,
-              (evaluation_mod, baselines_mod, retrieval_mod, ask_mod, questions_mod, tokens_mod, exprs_mod, affordances_mod, pages_mod,
+              {"gold": gold_mod.RESOLVED_GOLD, "retrievals": metrics_mod.RETRIEVALS,
+               "per_query": lambda p: metrics_mod.per_query_schema(p.evaluation), "metrics": metrics_mod.METRICS}, _evaluation,
+              (metrics_mod, gold_mod, frames_mod, baselines_mod, bm25_mod, loading_mod, retrieval_mod, ask_mod, parse_mod, rules_mod, dictionary_mod, tokens_mod, exprs_mod, affordances_mod, pages_mod,
                _strategy_task, ask_units, ask_leaves)),
     ]
 }

@@ -15,9 +15,10 @@ from pathlib import Path
 import polars as pl
 
 from ..ask import answer as ask_mod
-from ..evaluation import metrics as evaluation_mod
+from ..ask import dictionary as dictionary_mod
 from ..corpus import inventory as inventory_mod
-from ..ask import parse as questions_mod
+from ..evaluation.gold import read_gold
+from ..evaluation.gold_sets import contractnli_to_gold
 from ..ids import canonical_json, sha256_hex
 from ..params import Params, load_params
 from ..runtime import stage as stage_mod
@@ -108,10 +109,10 @@ class Workbench:
                 self._sources[name] = fp, CorpusFiles(self.corpus, files)
             elif name == "gold":
                 g = self.gold_file
-                self._sources[name] = (sha256_hex(g.read_bytes()), evaluation_mod.read_gold(g)) if g else ("silver", None)
+                self._sources[name] = (sha256_hex(g.read_bytes()), read_gold(g)) if g else ("silver", None)
             elif name == "dictionary":
                 folder = self.root / "params" / "dictionary"
-                self._sources[name] = questions_mod.dictionary_fingerprint(folder), folder
+                self._sources[name] = dictionary_mod.dictionary_fingerprint(folder), folder
             else:
                 raise KeyError(f"no source named {name!r} (files, gold, dictionary)")
         return self._sources[name]
@@ -170,7 +171,7 @@ class Workbench:
         t = {ref: self.table(ref) for ref in ("corpus/inventory", "fragments/fragments", "trees/tree_nodes", "trees/tree_scores",
                                               "evidence/evidence", "prototypes/prototypes")}
         units = pl.concat(list(ask_units(t, self.params.affordances)))
-        dictionary = questions_mod.load_dictionary(self.source("dictionary")[1])
+        dictionary = dictionary_mod.load_dictionary(self.source("dictionary")[1])
         return ask_mod.answer(questions, units, ask_leaves(t), dictionary, self.params.evaluation)
 
     def discovery(self) -> tuple[str, str, list]:
@@ -225,6 +226,6 @@ def contractnli_workbench(root: Path, contractnli: str, params_file: str | None,
     if path is None or not path.is_file():
         return None
     out = root / "reports" / "contractnli-dev"
-    gold = evaluation_mod.contractnli_to_gold(path, out)
+    gold = contractnli_to_gold(path, out)
     return Workbench(params_file=params_file, corpus_arg=str(out / "docs"), run_name=f"{run_name}-contractnli", gold=str(gold),
                      notebook=notebook, project_root=root, workers=workers)

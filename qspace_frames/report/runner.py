@@ -151,8 +151,8 @@ def summarize_log(entries: list[dict], notebook: str | None = None) -> tuple[int
 
 def code_hash() -> str:
     """Hash of the package's source: a notebook run with other code is not the same run."""
-    pkg = Path(__file__).parent
-    return sha256_hex("".join(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(pkg.glob("*.py"))))
+    pkg = Path(__file__).parents[1]
+    return sha256_hex("".join(f"{p.relative_to(pkg).as_posix()}\n{p.read_text(encoding='utf-8')}" for p in sorted(pkg.rglob("*.py"))))
 
 
 def _notebook_key(nb: Path, base: str, previous: str) -> str:
@@ -162,7 +162,7 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
 def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, contractnli: str = "") -> str:
     """What every notebook of the run depends on: parameters, the corpus's bytes (`wb` is the
     run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code."""
-    from ..ask.parse import dictionary_fingerprint
+    from ..ask.dictionary import dictionary_fingerprint
 
     fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows())) if wb else None
 
