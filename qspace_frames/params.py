@@ -27,13 +27,15 @@ class StoreParams(_Strict):
     root: str = "reports/store"
 
 
+def _known_extensions() -> list[str]:
+    """Every extension the format registry (`corpus.loaders.FORMATS`) has a loader for."""
+    from .corpus.loaders import FORMATS
+
+    return list(FORMATS)
+
+
 class CorpusParams(_Strict):
-    extensions: list[str] = Field(
-        default_factory=lambda: [
-            "txt", "md", "markdown", "html", "htm", "csv", "json", "jsonl",
-            "pdf", "docx", "xlsx", "xlsm", "xltx", "xltm", "pptx",
-        ]
-    )
+    extensions: list[str] = Field(default_factory=lambda: _known_extensions())  # default: every format with a loader
     skip_dirs: list[str] = Field(
         default_factory=lambda: [
             ".git", "__pycache__", "node_modules", ".venv", "venv", "env", "build", "dist",
@@ -237,16 +239,16 @@ class EvalParams(_Strict):
 
 
 class Params(_Strict):
-    store: StoreParams = StoreParams()
-    corpus: CorpusParams = CorpusParams()
-    fragments: FragmentParams = FragmentParams()
-    affordances: AffordanceParams = AffordanceParams()
-    classes: ClassParams = ClassParams()
-    density: DensityParams = DensityParams()
-    proximity: ProximityParams = ProximityParams()
-    evidence: EvidenceParams = EvidenceParams()
-    trees: TreeParams = TreeParams()
-    evaluation: EvalParams = EvalParams()
+    store: StoreParams = Field(default_factory=StoreParams)
+    corpus: CorpusParams = Field(default_factory=CorpusParams)
+    fragments: FragmentParams = Field(default_factory=FragmentParams)
+    affordances: AffordanceParams = Field(default_factory=AffordanceParams)
+    classes: ClassParams = Field(default_factory=ClassParams)
+    density: DensityParams = Field(default_factory=DensityParams)
+    proximity: ProximityParams = Field(default_factory=ProximityParams)
+    evidence: EvidenceParams = Field(default_factory=EvidenceParams)
+    trees: TreeParams = Field(default_factory=TreeParams)
+    evaluation: EvalParams = Field(default_factory=EvalParams)
 
     def read(self, *sections: str) -> dict:
         """The parameters a stage reads: whole sections ("trees"), or single keys ("evaluation.chunk_tokens")

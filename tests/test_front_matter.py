@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from qspace_frames.fragments import fragments
-from qspace_frames.corpus.loaders import Loaded, _replace_front_matter, load_file
+from qspace_frames.corpus.loaders import Loaded, load_file
+from qspace_frames.corpus.loaders.plain import _replace_front_matter
 from qspace_frames.corpus.pages import docs_pages, loaded_docs
 from qspace_frames.params import CorpusParams, FragmentParams
 

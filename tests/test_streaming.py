@@ -336,11 +336,12 @@ def test_each_worker_runs_polars_on_its_share_of_the_cores(monkeypatch):
 def test_plain_text_loads_here_the_rest_in_the_pool_and_the_documents_are_the_same(tmp_path):
     """With a pool, the parsed formats (PDF, office, HTML) go to the workers and the plain-text ones
     are read in this process between them: the same documents, in the same order, as one process."""
-    from qspace_frames.pipeline import per_document as pages_mod
+    from qspace_frames.corpus.loaders import FORMATS
 
     files = discover(SAMPLE, CorpusParams())
     exts = set(files["ext"])
-    assert exts & pages_mod.IN_PROCESS and exts - pages_mod.IN_PROCESS  # both kinds, interleaved by doc_id
+    in_process = {e for e, f in FORMATS.items() if f.in_process}
+    assert exts & in_process and exts - in_process  # both kinds, interleaved by doc_id
     one = load_documents(files, SAMPLE, CorpusParams(), workers=1)
     pooled = load_documents(files, SAMPLE, CorpusParams(), workers=2)
     assert one[0].equals(pooled[0]) and one[1].equals(pooled[1])

@@ -11,17 +11,11 @@ from pathlib import Path
 
 import polars as pl
 
-from .loaders import Loaded, load_file
+from .loaders import FORMATS, Loaded, load_file
 from ..params import CorpusParams
 from ..schemas import PAGES
 
 PAGE_SEP = "\n\n"
-
-LOADERS = {
-    "txt": "text", "md": "markdown", "markdown": "markdown", "html": "html", "htm": "html",
-    "csv": "csv", "json": "json", "jsonl": "jsonl", "pdf": "pdf", "docx": "docx",
-    "xlsx": "xlsx", "xlsm": "xlsx", "xltx": "xlsx", "xltm": "xlsx", "pptx": "pptx",
-}
 
 LOADED = {
     "path": pl.String, "loader": pl.String, "load_status": pl.String, "error": pl.String,
@@ -52,7 +46,7 @@ def plan_loads(files: pl.DataFrame, p: CorpusParams) -> tuple[pl.DataFrame, list
     keep, status_rows = [], []
     for i, r in enumerate(files.select("path", "ext", "sha256", "discover_error").iter_rows()):
         path, ext, sha, err = r
-        loader = LOADERS.get(ext) if ext in p.extensions else None
+        loader = FORMATS[ext].loader if ext in FORMATS and ext in p.extensions else None
         base = {"path": path, "loader": loader, "n_pages": None, "n_chars": None, "duplicate_of": None}
         if err:
             status_rows.append({**base, "load_status": "error", "error": err})
@@ -90,7 +84,7 @@ def loaded_docs(jobs: list[tuple[str, str, str]], results: list[Loaded]) -> pl.D
                 pages.append({"page": page, "char_start": pos, "text": text})
                 pos += len(text)
             n_chars = pos
-        rows.append({"doc_id": did, "path": path, "loader": LOADERS[ext], "load_status": res.status,
+        rows.append({"doc_id": did, "path": path, "loader": FORMATS[ext].loader, "load_status": res.status,
                      "error": res.reason or None, "n_pages": res.n_pages, "n_chars": n_chars, "pages": pages})
     return pl.DataFrame(rows, schema=LOADED_DOC) if rows else pl.DataFrame(schema=LOADED_DOC)
 

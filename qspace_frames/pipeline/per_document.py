@@ -24,6 +24,7 @@ import polars as pl
 
 from .. import affordances as affordances_mod
 from .. import fragments as fragments_mod
+from ..corpus.loaders import FORMATS
 from ..corpus.pages import (
     LOADED_DOC,
     docs_pages,
@@ -60,9 +61,6 @@ AFFORDANCE_KEYS = ["doc_id", "span_start", "intent", "support"]
 ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
 
 
-# Plain-text formats are read here, faster than a pool task's round trip; the others in the pool.
-IN_PROCESS = {"txt", "md", "markdown", "csv", "json", "jsonl"}
-
 
 def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1):
     """Loaded documents (schema LOADED_DOC) in doc_id order, ASSEMBLE_FILES files a batch. With
@@ -72,7 +70,7 @@ def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers:
     either way, so the stages after this one find it ready."""
     keys = list(jobs.iter_rows())
     args = [(str(root), path, ext, p) for _, path, ext in keys]
-    here = [workers <= 1 or a[2] in IN_PROCESS for a in args]
+    here = [workers <= 1 or FORMATS[a[2]].in_process for a in args]
     pooled = [a for a, h in zip(args, here) if not h]
     if workers > 1:
         workers_mod.warm(workers)

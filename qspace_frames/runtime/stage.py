@@ -21,6 +21,7 @@ import functools
 import inspect
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import polars as pl
@@ -61,14 +62,22 @@ class Stage:
 @functools.lru_cache(maxsize=None)
 def code_hash(obj) -> str:
     """Hash of a module's or function's code without its docstrings and comments (the syntax
-    tree written back as text), so only a change of behaviour changes it."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    tree written back as text), so only a change of behaviour changes it. A package is hashed
+    with every module in it."""
+    if hasattr(obj, "__path__"):
+        files = sorted(f for d in obj.__path__ for f in Path(d).rglob("*.py"))
+        return sha256_hex("".join(f"{f.name}:{_stripped(f.read_text(encoding='utf-8'))}" for f in files))
+    return sha256_hex(_stripped(textwrap.dedent(inspect.getsource(obj))))
+
+
+def _stripped(source: str) -> str:
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
-    return sha256_hex(ast.unparse(tree))
+    return ast.unparse(tree)
 
 
 class StageOutputError(ValueError):

@@ -1,0 +1,217 @@
+"""HTML: headings, blocks, list items and tables as canonical text; scripts, styles and the head skipped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+from ...params import CorpusParams
+from .base import Text, block_text, decode_text, one_line, table_lines
+
+_HTML_SKIP = {"script", "style", "noscript", "template", "head"}
+_HTML_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_HTML_BLOCKS = {
+    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog",
+    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "html",
+    "legend", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "ul", *_HTML_HEADINGS,
+}  # fmt: skip
+
+
+@dataclass
+class _HtmlTable:
+    rows: list[list[str]] = field(default_factory=list)
+    all_th: list[bool] = field(default_factory=list)  # per row: every cell was a <th>
+    in_head: bool = False
+    head_rows: int = 0  # rows inside <thead>
+    row: list[str] | None = None
+    row_th: bool = True
+    cell: list[str] | None = None
+    span: int = 1  # colspan of the open cell: later cells keep their column
+
+    def close_cell(self) -> None:
+        if self.cell is not None and self.row is not None:
+            self.row.append(one_line("".join(self.cell)))
+            self.row.extend([""] * (self.span - 1))
+        self.cell = None
+
+    def close_row(self) -> None:
+        self.close_cell()
+        if self.row is not None:
+            self.rows.append(self.row)
+            self.all_th.append(self.row_th and bool(self.row))
+            self.head_rows += self.in_head
+        self.row = None
+
+    def lines(self) -> list[str]:
+        self.close_row()
+        header = bool(self.rows) and (self.head_rows > 0 or self.all_th[0])
+        return table_lines(self.rows, header)
+
+
+class _TagStack(list):
+    """A stack of open tag names with O(1) membership: a test per tag against a plain list made
+    100,000 nested <div>s take minutes (quadratic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+
+    def append(self, tag: str) -> None:
+        super().append(tag)
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+
+    def pop(self) -> str:
+        tag = super().pop()
+        self.counts[tag] -= 1
+        return tag
+
+    def __contains__(self, tag: object) -> bool:
+        return self.counts.get(tag, 0) > 0  # type: ignore[arg-type]
+
+    def discard_all(self, tag: str) -> None:
+        self[:] = [t for t in self if t != tag]
+        self.counts[tag] = 0
+
+
+class _HtmlText(HTMLParser):
+    """Collects canonical blocks from HTML with the standard library parser (no lxml needed).
+
+    Tolerates the usual tag soup: unclosed <p>/<li>, an implicit </head>, stray end tags.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)  # entities arrive unescaped in handle_data
+        self.blocks: list[str] = []
+        self.buf: list[str] = []  # text of the block being read
+        self.stack = _TagStack()  # open block tags, innermost last
+        self.skip = _TagStack()  # open tags whose content is dropped
+        self.tables: list[_HtmlTable] = []
+        self.title_buf: list[str] | None = None
+        self.title = ""
+        self.has_h1 = False
+
+    # -- blocks
+    def _flush(self) -> None:
+        raw, self.buf = "".join(self.buf), []
+        kind = self.stack[-1] if self.stack else ""
+        if "pre" in self.stack:
+            text = block_text(raw.strip("\n"))  # keep the layout, but no blank line inside
+        else:
+            text = one_line(raw)
+        if not text:
+            return
+        if kind in _HTML_HEADINGS:
+            self.has_h1 |= kind == "h1"
+            text = "#" * _HTML_HEADINGS[kind] + " " + one_line(text)
+        elif kind == "li":
+            text = "- " + text
+        self.blocks.append(text)
+
+    def _cell(self) -> list[str] | None:
+        return self.tables[-1].cell if self.tables else None
+
+    # -- parser callbacks
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self.title_buf = []
+            return
+        if tag == "body":  # <body> closes an unclosed <head>
+            self.skip.discard_all("head")
+        if self.skip or tag in _HTML_SKIP:
+            if tag in _HTML_SKIP:
+                self.skip.append(tag)
+            return
+        if tag == "a" and "headerlink" in (dict(attrs).get("class") or ""):
+            self.skip.append("a")  # Sphinx's "¶" permalink inside every heading
+            return
+        if tag == "table":
+            self._flush()
+            self.tables.append(_HtmlTable())
+            return
+        if self.tables:
+            table = self.tables[-1]
+            if tag == "thead":
+                table.in_head = True
+                return
+            if tag in ("tbody", "tfoot"):
+                table.in_head = False
+                return
+            if tag == "tr":
+                table.close_row()
+                table.row, table.row_th = [], True
+                return
+            if tag in ("td", "th"):
+                table.close_cell()
+                if table.row is None:
+                    table.row, table.row_th = [], True
+                table.cell = []
+                table.row_th &= tag == "th"
+                colspan = (dict(attrs).get("colspan") or "").strip()
+                ok = colspan.isascii() and colspan.isdigit() and 0 < int(colspan) <= 1000
+                table.span = int(colspan) if ok else 1
+                return
+            if table.cell is not None:  # block structure inside a cell flattens into the cell
+                if tag in _HTML_BLOCKS or tag == "br":
+                    table.cell.append(" ")
+                return
+        if tag == "br":
+            self.buf.append("\n" if "pre" in self.stack else " ")
+        elif tag == "hr":
+            self._flush()
+        elif tag in _HTML_BLOCKS:
+            self._flush()
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title" and self.title_buf is not None:  # the first wins (SVGs have titles too)
+            self.title = self.title or one_line("".join(self.title_buf))
+            self.title_buf = None
+            return
+        if self.skip:
+            if tag in self.skip:
+                while self.skip.pop() != tag:
+                    pass
+            return
+        if tag == "table" and self.tables:
+            self.blocks.extend(self.tables.pop().lines())
+            return
+        if self.tables:
+            table = self.tables[-1]
+            if tag == "thead":
+                table.in_head = False
+            elif tag in ("td", "th"):
+                table.close_cell()
+            elif tag == "tr":
+                table.close_row()
+            if tag in ("thead", "td", "th", "tr") or table.cell is not None:
+                return
+        if tag in self.stack:
+            self._flush()
+            while self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        if self.title_buf is not None:
+            self.title_buf.append(data)
+        elif self.skip:
+            return
+        elif (cell := self._cell()) is not None:
+            cell.append(data)
+        else:
+            self.buf.append(data)
+
+    def result(self) -> list[str]:
+        self.close()
+        self._flush()
+        while self.tables:  # unclosed tables at the end of the file
+            self.blocks.extend(self.tables.pop().lines())
+        if self.title and not self.has_h1:
+            return ["# " + self.title, *self.blocks]
+        return self.blocks
+
+
+def load_html(data: bytes, p: CorpusParams) -> Text:
+    text, note = decode_text(data, p)
+    parser = _HtmlText()
+    parser.feed(text)
+    return Text([(None, "\n\n".join(parser.result()))], note=note, empty="no visible text in the HTML")
