@@ -5,8 +5,12 @@ import random
 
 import polars as pl
 
-from qspace_frames.affordances import (
-    _SUBJECT, _SUBJECT_ASCII, DETECTORS, EXTRA_CONDITIONS, _doc_at, _find_slot, _matching, _squash,
+from qspace_frames.affordances.detect import _doc_at, _find_slot, _matching, _squash
+from qspace_frames.affordances.rules import (
+    DETECTORS,
+    EXTRA_CONDITIONS,
+    SUBJECT,
+    SUBJECT_ASCII,
 )
 
 _WORDS = ["Row 3:", "Step 2 -", "Step 10:", "The", "All", "If", "vendor", "Finance Team", "must", "shall", "is",
@@ -28,8 +32,8 @@ def _texts(n: int, seed: int, ascii_only: bool = False) -> list[str]:
 
 def test_ascii_subject_rule_matches_the_unicode_one_on_ascii_text():
     texts = pl.DataFrame({"s": _texts(4000, 1, ascii_only=True)})
-    got = texts.select(pl.col("s").str.extract(_SUBJECT_ASCII, 1))
-    assert got.equals(texts.select(pl.col("s").str.extract(_SUBJECT, 1)))
+    got = texts.select(pl.col("s").str.extract(SUBJECT_ASCII, 1))
+    assert got.equals(texts.select(pl.col("s").str.extract(SUBJECT, 1)))
     assert got["s"].null_count() < texts.height
 
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from pydantic import ValidationError
 
-from qspace_frames.affordances import affordances
+from qspace_frames.affordances.detect import affordances
 from qspace_frames.evaluation.chunks import CHUNK, chunk_bounds, chunks
 from qspace_frames.evaluation.baselines import bm25_chunks, heading_tree, run_baselines, section_visits, source_order
 from qspace_frames.evaluation.gold import GOLD, RESOLVED_GOLD, read_gold, resolve_gold, silver_gold

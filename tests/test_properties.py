@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qspace_frames.affordances import INTENTS
+from qspace_frames.affordances.rules import INTENTS
 from qspace_frames.fragments import fragments
 from qspace_frames.corpus.loaders import STATUSES, load_file
 from qspace_frames.corpus.pages import PAGE_SEP

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qspace_frames.affordances import INTENTS
+from qspace_frames.affordances.rules import INTENTS
 from qspace_frames.ask.dictionary import (
     REQUIRED_ANSWER_TYPES,
     DictionaryError,

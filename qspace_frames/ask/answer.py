@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from ..affordances import all_sentences
+from ..affordances.sentences import all_sentences
 from ..evaluation.bm25 import Bm25Counts, query_terms, term_counts
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS

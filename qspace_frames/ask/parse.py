@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..affordances import INTENTS
+from ..affordances.rules import INTENTS
 from ..evaluation.bm25 import terms_expr
 from .dictionary import (
     REGEX_PREFIX,

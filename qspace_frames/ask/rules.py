@@ -3,7 +3,7 @@ anchors (pages, slides, sheets), compound and conditional questions, and parties
 """
 from __future__ import annotations
 
-from ..affordances import MONEY
+from ..affordances.rules import MONEY
 from ..evaluation.bm25 import STOP_WORDS
 
 # Function words of questions: never content (baselines.STOP_WORDS plus question scaffolding,

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..affordances import DETECTORS, all_sentences
+from ..affordances.rules import DETECTORS
+from ..affordances.sentences import all_sentences
 from ..exprs import exact_sums
 from ..frames import as_lazy
 from ..params import AffordanceParams, EvalParams

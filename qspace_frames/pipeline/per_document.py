@@ -22,8 +22,8 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from .. import affordances as affordances_mod
 from .. import fragments as fragments_mod
+from ..affordances import detect as affordances_mod
 from ..corpus.loaders import FORMATS
 from ..corpus.pages import (
     LOADED_DOC,

@@ -12,26 +12,22 @@ from typing import Iterator
 
 import polars as pl
 
-from .. import affordances as affordances_mod
+from .. import affordances, ask, corpus, evaluation
 from .. import exprs as exprs_mod
 from .. import fragments as fragments_mod
 from .. import frames as frames_mod
 from .. import ids as ids_mod
 from .. import schemas as schemas_mod
 from .. import tokens as tokens_mod
+from ..affordances import detect as affordances_mod
 from ..ask import answer as ask_mod
 from ..ask import dictionary as dictionary_mod
-from ..ask import parse as parse_mod
-from ..ask import rules as rules_mod
 from ..corpus import inventory as inventory_mod
-from ..corpus import loaders as loaders_mod
 from ..corpus import pages as pages_mod
 from ..corpus.pages import document_text
 from ..evaluation import baselines as baselines_mod
-from ..evaluation import bm25 as bm25_mod
 from ..evaluation import chunks as chunks_mod
 from ..evaluation import gold as gold_mod
-from ..evaluation import loading as loading_mod
 from ..evaluation import metrics as metrics_mod
 from ..evaluation import qspace as retrieval_mod
 from ..qspace import classes as classes_mod
@@ -48,7 +44,7 @@ from ..trees import simulate as simulation_mod
 from . import per_document
 
 # what every pool worker imports on start, while this process prepares the work
-workers_mod.PRELOAD[:] = ["qspace_frames.affordances", "qspace_frames.fragments", "qspace_frames.corpus.loaders"]
+workers_mod.PRELOAD[:] = ["qspace_frames.affordances.detect", "qspace_frames.fragments", "qspace_frames.corpus.loaders"]
 
 
 # ---- batching: how much each streaming stage holds at once -------------------------------------
@@ -247,15 +243,15 @@ STAGES: dict[str, Stage] = {
     for s in [
         Stage("corpus", "discovery, loading, inventory and pages", ("files",), ("corpus",),
               {"inventory": schemas_mod.INVENTORY, "pages": schemas_mod.PAGES}, _corpus,
-              (inventory_mod, pages_mod, loaders_mod, ids_mod, schemas_mod, per_document)),
+              (corpus, ids_mod, schemas_mod, per_document)),
         Stage("fragments", "hierarchical fragments", ("corpus/pages",), ("fragments",), {"fragments": schemas_mod.FRAGMENTS}, _fragments,
               (fragments_mod, tokens_mod, per_document)),
         Stage("affordances", "answer affordances with verified spans", ("corpus/pages", "fragments/fragments"), ("affordances",),
               {"affordances": affordances_mod.AFFORDANCES, "rejected": affordances_mod.REJECTED}, _affordances,
-              (affordances_mod, fragments_mod, per_document)),
+              (affordances, fragments_mod, per_document)),
         Stage("prototypes", "question prototypes and fragment-question edges", ("affordances/affordances",), (),
               {"prototypes": prototypes_mod.PROTOTYPES, "fragment_question_edges": prototypes_mod.EDGES}, _prototypes,
-              (prototypes_mod, affordances_mod, exprs_mod, frames_mod, _affordance_shards)),
+              (prototypes_mod, affordances, exprs_mod, frames_mod, _affordance_shards)),
         Stage("classes", "proposed question classes", ("prototypes/prototypes",), ("classes",),
               {"classes": classes_mod.CLASSES, "memberships": classes_mod.MEMBERSHIPS}, _classes, (classes_mod, exprs_mod, ids_mod)),
         Stage("density", "question density", ("prototypes/prototypes",), ("density",), {"density": density_mod.DENSITY}, _density,
@@ -281,8 +277,7 @@ STAGES: dict[str, Stage] = {
                "density/density", "trees/tree_nodes", "trees/tree_scores", "chunks/chunks", "gold", "dictionary"), ("evaluation", "affordances"),
               {"gold": gold_mod.RESOLVED_GOLD, "retrievals": metrics_mod.RETRIEVALS,
                "per_query": lambda p: metrics_mod.per_query_schema(p.evaluation), "metrics": metrics_mod.METRICS}, _evaluation,
-              (metrics_mod, gold_mod, frames_mod, baselines_mod, bm25_mod, loading_mod, retrieval_mod, ask_mod, parse_mod, rules_mod, dictionary_mod, tokens_mod, exprs_mod, affordances_mod, pages_mod,
-               _strategy_task, ask_units, ask_leaves)),
+              (evaluation, ask, affordances, frames_mod, tokens_mod, exprs_mod, pages_mod, _strategy_task, ask_units, ask_leaves)),
     ]
 }
 

@@ -12,7 +12,7 @@ import math
 
 import polars as pl
 
-from ..affordances import DETECTORS
+from ..affordances.rules import DETECTORS
 
 # The evidence role that *is* the answer of each intent; the other roles are the question's givens.
 ANSWER_ROLE = {
