@@ -44,6 +44,7 @@ CUAD50 = 50  # the first contracts of CUAD txt: the subset the report's cost was
 DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
 PER_DOC = ("corpus", "fragments", "affordances")
 MB = 1e6  # megabytes are 10^6 bytes of document files
+from .runtime.paths import reports_root
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def child_run(spec: dict) -> dict:
         files = discover(spec["corpus"], load_params(params).corpus)
     finally:
         for name in names:
-            shutil.rmtree(root / "reports" / name, ignore_errors=True)
+            shutil.rmtree(reports_root(root) / name, ignore_errors=True)
     return {"files": files.height, "mb": (files["bytes"].sum() or 0) / MB, "discovery_s": 0.0, "stages": {},
             "run_s": seconds[0], "rerun_s": seconds[1], "new_name_s": seconds[2],
             "total_s": seconds[0], "cpu_s": time.process_time() + _children_cpu()}

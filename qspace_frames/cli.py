@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .params import ParamsError, load_params
 from .pipeline import CONTRACTNLI, find_project_root
+from .runtime.paths import reports_root
 
 
 def _bad_params(root: Path, *files: str) -> bool:
@@ -90,7 +91,7 @@ def _eval(args) -> int:
 
 def _finished_run(root: Path, name: str) -> Path | None:
     """reports/NAME when it holds a finished run's record; otherwise say so and return None."""
-    run_dir = root / "reports" / name
+    run_dir = reports_root(root) / name
     if (run_dir / "artifacts.json").is_file():
         return run_dir
     print(f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); run `qspace run --name {name}` first",
@@ -105,7 +106,7 @@ def _ask(args) -> int:
     from .pipeline import Workbench
 
     root = find_project_root()
-    if args.run == "default" and not (root / "reports" / "default" / "artifacts.json").is_file():
+    if args.run == "default" and not (reports_root(root) / "default" / "artifacts.json").is_file():
         corpus, params = "sample_corpus", "params/default.yaml"  # computed on first use
     elif (run_dir := _finished_run(root, args.run)) is not None:
         rec = json.loads((run_dir / "artifacts.json").read_text(encoding="utf-8"))

@@ -6,10 +6,15 @@ import random
 import polars as pl
 import pytest
 
-from qspace_frames.affordances.detect import AFFORDANCES, affordances, detector_scores, verify
+from qspace_frames.affordances.detect import (
+    AFFORDANCES,
+    affordances,
+    detector_scores,
+    verify,
+)
 from qspace_frames.affordances.rules import INTENTS
-from qspace_frames.fragments import fragments
 from qspace_frames.corpus.pages import document_text
+from qspace_frames.fragments import fragments
 from qspace_frames.params import AffordanceParams, FragmentParams
 from qspace_frames.schemas import PAGES
 

@@ -10,7 +10,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qspace_frames.bench import Spec, TreeSampler, measure, scaled_corpus, summarise, targets
+from qspace_frames.bench import (
+    Spec,
+    TreeSampler,
+    measure,
+    scaled_corpus,
+    summarise,
+    targets,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CUAD_TXT = ROOT / ".." / "shared" / "corpora" / "contracts-cuad" / "txt"

@@ -9,17 +9,37 @@ import pytest
 from pydantic import ValidationError
 
 from qspace_frames.affordances.detect import affordances
-from qspace_frames.evaluation.chunks import CHUNK, chunk_bounds, chunks
-from qspace_frames.evaluation.baselines import bm25_chunks, heading_tree, run_baselines, section_visits, source_order
-from qspace_frames.evaluation.gold import GOLD, RESOLVED_GOLD, read_gold, resolve_gold, silver_gold
-from qspace_frames.evaluation.metrics import METRICS, RETRIEVALS, EvalParams, metrics, per_query, prefix_chars, recall_column
-from qspace_frames.evaluation.gold_sets import contractnli_to_gold
-from qspace_frames.fragments import fragments
 from qspace_frames.corpus.inventory import discover, domain_hints, inventory
 from qspace_frames.corpus.loaders import load_file
 from qspace_frames.corpus.pages import document_text
-from qspace_frames.pipeline.per_document import load_documents
+from qspace_frames.evaluation.baselines import (
+    bm25_chunks,
+    heading_tree,
+    run_baselines,
+    section_visits,
+    source_order,
+)
+from qspace_frames.evaluation.chunks import CHUNK, chunk_bounds, chunks
+from qspace_frames.evaluation.gold import (
+    GOLD,
+    RESOLVED_GOLD,
+    read_gold,
+    resolve_gold,
+    silver_gold,
+)
+from qspace_frames.evaluation.gold_sets import contractnli_to_gold
+from qspace_frames.evaluation.metrics import (
+    METRICS,
+    RETRIEVALS,
+    EvalParams,
+    metrics,
+    per_query,
+    prefix_chars,
+    recall_column,
+)
+from qspace_frames.fragments import fragments
 from qspace_frames.params import AffordanceParams, CorpusParams, FragmentParams
+from qspace_frames.pipeline.per_document import load_documents
 from qspace_frames.schemas import check
 from qspace_frames.tokens import count_tokens
 

@@ -9,13 +9,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qspace_frames.fragments import fragments
 from qspace_frames.corpus.loaders import Loaded, load_file
 from qspace_frames.corpus.loaders.plain import _replace_front_matter
 from qspace_frames.corpus.pages import docs_pages, loaded_docs
+from qspace_frames.fragments import fragments
 from qspace_frames.params import CorpusParams, FragmentParams
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 HANDBOOKS = ("policy-18f-handbook", "policy-github-site-policy")
 P = CorpusParams()
 
@@ -224,16 +223,16 @@ def test_txt_with_the_same_bytes_is_unchanged(tmp_path):
 # --------------------------------------------------------------------------- real handbooks
 
 
-def handbook_files() -> list[Path]:
-    folders = [CORPORA / name for name in HANDBOOKS]
+def handbook_files(corpora: Path) -> list[Path]:
+    folders = [corpora / name for name in HANDBOOKS]
     missing = [str(f) for f in folders if not f.is_dir()]
     if missing:
         pytest.skip(f"corpus folder(s) missing, front matter not checked on real files: {', '.join(missing)}")
     return sorted(f for d in folders for f in d.rglob("*") if f.is_file() and f.suffix.lower() in (".md", ".markdown"))
 
 
-def test_every_handbook_markdown_file():
-    files = handbook_files()
+def test_every_handbook_markdown_file(corpora):
+    files = handbook_files(corpora)
     jobs, results, blocks = [], [], {}
     for i, f in enumerate(files):
         r = load_file(f, f.suffix.lstrip("."), P)

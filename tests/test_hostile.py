@@ -17,8 +17,8 @@ import socket
 import subprocess
 import sys
 import textwrap
-import zlib
 import zipfile
+import zlib
 from pathlib import Path
 
 import polars as pl

@@ -23,7 +23,6 @@ import pytest
 from qspace_frames.corpus.loaders import STATUSES, Loaded, load_file
 from qspace_frames.params import CorpusParams
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 P = CorpusParams()
 CUAD_SAMPLE = 4  # per kind (txt, pdf): the full 47 MB is a benchmark, not a unit test
 
@@ -49,18 +48,9 @@ def assert_valid(r: Loaded, where: object) -> None:
         assert [page for page, _ in r.pages] == list(range(1, r.n_pages + 1)), where
 
 
-def corpora_root() -> Path:
-    if not CORPORA.is_dir():
-        pytest.fail(
-            f"real corpora not found at {CORPORA}: the tests need shared/corpora beside the project "
-            "checkout (see shared/corpora/README.md)"
-        )
-    return CORPORA
-
-
-def corpus_files() -> dict[str, list[Path]]:
+def corpus_files(corpora: Path) -> dict[str, list[Path]]:
     out = {}
-    for folder in sorted(d for d in corpora_root().iterdir() if d.is_dir()):
+    for folder in sorted(d for d in corpora.iterdir() if d.is_dir()):
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         if folder.name == "contracts-cuad":
             files = [f for f in files if f.suffix != ".txt"][:CUAD_SAMPLE] + [
@@ -113,12 +103,12 @@ def capture_everything():
 
 
 @pytest.fixture(scope="module")
-def sweep() -> dict:
+def sweep(corpora) -> dict:
     """Every corpus file loaded once, with whatever escaped the loaders."""
     results: dict[str, dict[str, Loaded]] = {}
     with capture_everything() as escaped:
-        for folder, files in corpus_files().items():
-            results[folder] = {str(f.relative_to(CORPORA / folder)): load(f) for f in files}
+        for folder, files in corpus_files(corpora).items():
+            results[folder] = {str(f.relative_to(corpora / folder)): load(f) for f in files}
     return {"results": results, "escaped": escaped}
 
 
@@ -246,9 +236,9 @@ def test_broken_pdf_reports_the_real_reason(sweep):
     assert r.reason == "pdf page tree unreadable: PdfReadError: Invalid object in /Pages"
 
 
-def test_pdf_page_counts_match_the_corpus_metadata(sweep):
+def test_pdf_page_counts_match_the_corpus_metadata(sweep, corpora):
     """files.json of py-pdf/sample-files records each PDF's page count: ours must agree."""
-    meta = json.loads((corpora_root() / "office-pdf-py-pdf-sample-files" / "files.json").read_text())
+    meta = json.loads((corpora / "office-pdf-py-pdf-sample-files" / "files.json").read_text())
     checked = 0
     for entry in meta["data"]:
         r = sweep["results"]["office-pdf-py-pdf-sample-files"].get(entry["path"])
@@ -265,9 +255,9 @@ def test_pdf_pages_are_numbered_and_kept_in_order(sweep):
     assert all(text.strip() for _, text in r.pages)
 
 
-def test_cuad_pdf_text_matches_its_txt_twin(sweep):
+def test_cuad_pdf_text_matches_its_txt_twin(sweep, corpora):
     """CUAD ships each contract as PDF and as text: the PDF loader must find the same words."""
-    cuad = corpora_root() / "contracts-cuad"
+    cuad = corpora / "contracts-cuad"
     for rel, r in sweep["results"]["contracts-cuad"].items():
         if not rel.endswith(".pdf"):
             continue
@@ -279,20 +269,20 @@ def test_cuad_pdf_text_matches_its_txt_twin(sweep):
 
 
 @pytest.mark.parametrize("name", ["r6-empty-password.pdf", "r4-aes-v2-no-key-length.pdf"])
-def test_aes_pdf_without_a_crypto_package_says_so(monkeypatch, name):
+def test_aes_pdf_without_a_crypto_package_says_so(monkeypatch, name, corpora):
     """Swap pypdf's AES primitives for its no-dependency fallbacks, as if cryptography were absent."""
     import pypdf._encryption as enc
     from pypdf._crypt_providers import _fallback
 
     for attr in ("CryptAES", "aes_cbc_decrypt", "aes_cbc_encrypt", "aes_ecb_decrypt", "aes_ecb_encrypt"):
         monkeypatch.setattr(enc, attr, getattr(_fallback, attr))
-    r = load(corpora_root() / "office-pdf-pypdf-resources/resources/encryption" / name)
+    r = load(corpora / "office-pdf-pypdf-resources/resources/encryption" / name)
     assert r.status == "error" and r.reason.startswith("pdf decryption needs a missing package: DependencyError:")
     assert "cryptography" in r.reason
 
 
-def test_max_pages(sweep):
-    path = corpora_root() / "office-pdf-py-pdf-sample-files/004-pdflatex-4-pages/pdflatex-4-pages.pdf"
+def test_max_pages(sweep, corpora):
+    path = corpora / "office-pdf-py-pdf-sample-files/004-pdflatex-4-pages/pdflatex-4-pages.pdf"
     r = load(path, CorpusParams(max_pages=3))
     assert (r.status, r.reason, r.n_pages) == ("too_large", "4 pages, over max_pages=3", 4)
 
@@ -300,13 +290,13 @@ def test_max_pages(sweep):
 # --------------------------------------------------------------------------- text formats
 
 
-def test_txt_and_md_come_back_unchanged(sweep):
+def test_txt_and_md_come_back_unchanged(sweep, corpora):
     """Unchanged but for md front matter, blanked in place (tests/test_front_matter.py)."""
     checked = blanked = 0
     for folder, files in sweep["results"].items():
         for rel, r in files.items():
             if rel.endswith((".txt", ".md")) and r.status == "loaded":
-                raw = (CORPORA / folder / rel).read_bytes().decode("utf-8")
+                raw = (corpora / folder / rel).read_bytes().decode("utf-8")
                 if rel.endswith(".md") and "front matter: title taken" in r.reason:
                     [(page, text)] = r.pages
                     end = raw.index("\n---", 3) + 4  # the closing line (none of these use "...")
@@ -371,10 +361,10 @@ def test_docx_without_text_is_empty(sweep):
     assert (r.status, r.reason) == ("empty", "no text in the document body")
 
 
-def test_pptx_pages_are_slides(sweep):
+def test_pptx_pages_are_slides(sweep, corpora):
     from pptx import Presentation
 
-    base = corpora_root() / "office-pptx-python-pptx"
+    base = corpora / "office-pptx-python-pptx"
     r = result(sweep, "office-pptx-python-pptx/features/steps/test_files/tbl-cell.pptx")
     assert r.n_pages == 3 and r.pages == [
         (1, "Row 1: having custom margins = unladen swallows"),
@@ -389,7 +379,7 @@ def test_pptx_pages_are_slides(sweep):
             assert r.n_pages == len(Presentation(str(base / rel)).slides), rel
 
 
-def test_xlsx_pages_are_sheets(sweep):
+def test_xlsx_pages_are_sheets(sweep, corpora):
     import openpyxl
 
     base = "office-xlsx-openpyxl/openpyxl/"
@@ -399,7 +389,7 @@ def test_xlsx_pages_are_sheets(sweep):
     assert r.pages[2][1].startswith("# moredata\n\nRow 2: month = january; count = 18")
     for name in ("date_1900.xlsx", "date_1904.xlsx"):  # both epochs give the same ISO date
         assert result(sweep, base + "reader/tests/data/" + name).pages[0] == (1, "# Sheet1\n\nRow 1: col1 = 2011-10-31")
-    root = corpora_root() / "office-xlsx-openpyxl"
+    root = corpora / "office-xlsx-openpyxl"
     for rel, r in sweep["results"]["office-xlsx-openpyxl"].items():
         if r.status in ("loaded", "empty") and r.n_pages is not None:
             wb = openpyxl.load_workbook(root / rel, read_only=True)
@@ -420,7 +410,9 @@ def test_malformed_workbooks_are_errors_with_reasons(sweep):
 
 
 def _docx_bytes(paragraph: str = "hello") -> bytes:
-    from test_hostile import _docx_bytes as docx_package  # one builder for the docx test files
+    from test_hostile import (
+        _docx_bytes as docx_package,  # one builder for the docx test files
+    )
 
     return docx_package(paragraph)
 
@@ -608,8 +600,8 @@ def test_text_file_named_pdf(tmp_path):
     assert r.reason == "not a PDF: no %PDF- header in the first 1 KiB (starts with b'Hello, I am ')"
 
 
-def test_truncated_pdf_reports_the_parser_error(tmp_path):
-    data = (corpora_root() / "office-pdf-py-pdf-sample-files/004-pdflatex-4-pages/pdflatex-4-pages.pdf").read_bytes()
+def test_truncated_pdf_reports_the_parser_error(tmp_path, corpora):
+    data = (corpora / "office-pdf-py-pdf-sample-files/004-pdflatex-4-pages/pdflatex-4-pages.pdf").read_bytes()
     path = tmp_path / "truncated.pdf"
     path.write_bytes(data[: len(data) // 2])
     r = load(path)

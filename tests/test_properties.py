@@ -14,7 +14,6 @@ schema and row count on short text (test_questions.py). Added here:
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -22,12 +21,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qspace_frames.affordances.rules import INTENTS
-from qspace_frames.fragments import fragments
+from qspace_frames.ask.dictionary import load_dictionary
+from qspace_frames.ask.parse import (
+    LAYOUTS,
+    PATTERNS,
+    QUESTIONS,
+    SHAPES,
+    SOURCES,
+    parse_questions,
+)
 from qspace_frames.corpus.loaders import STATUSES, load_file
 from qspace_frames.corpus.pages import PAGE_SEP
+from qspace_frames.fragments import fragments
 from qspace_frames.params import CorpusParams, FragmentParams
-from qspace_frames.ask.parse import LAYOUTS, PATTERNS, QUESTIONS, SHAPES, SOURCES, parse_questions
-from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.schemas import FRAGMENTS, PAGES, check
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

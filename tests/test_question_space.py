@@ -5,12 +5,25 @@ import polars as pl
 import pytest
 from pydantic import ValidationError
 
-from qspace_frames.qspace.classes import CLASSES, MEMBERSHIPS, ClassParams, classes, n_clusters
+from qspace_frames.exprs import jaccard
+from qspace_frames.ids import content_id
+from qspace_frames.qspace.classes import (
+    CLASSES,
+    MEMBERSHIPS,
+    ClassParams,
+    classes,
+    n_clusters,
+)
 from qspace_frames.qspace.density import DENSITY, DensityParams, density
 from qspace_frames.qspace.evidence import CODEMAND, EVIDENCE, codemand, evidence
-from qspace_frames.qspace.graph import EDGE_TYPES, GRAPH_EDGES, GRAPH_NODES, NODE_TYPES, graph, to_networkx
-from qspace_frames.ids import content_id
-from qspace_frames.exprs import jaccard
+from qspace_frames.qspace.graph import (
+    EDGE_TYPES,
+    GRAPH_EDGES,
+    GRAPH_NODES,
+    NODE_TYPES,
+    graph,
+    to_networkx,
+)
 from qspace_frames.qspace.proximity import PROXIMITY, ProximityParams, proximity
 from qspace_frames.schemas import check
 

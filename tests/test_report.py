@@ -16,9 +16,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from qspace_frames.report import dashboard as report
 from qspace_frames.pipeline import CONTRACTNLI, Workbench
+from qspace_frames.report import dashboard as report
 from qspace_frames.report.runner import run, to_html
+from qspace_frames.runtime.paths import reports_root
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 HOSTILE = ["<script>alert('doc')</script>", "<img src=x onerror=alert('img')>", '<iframe src="https://example.com/"></iframe>']
@@ -70,10 +71,10 @@ def sample_run(tmp_path_factory, root):
     overlay = d / "params.yaml"
     overlay.write_text(f"store:\n  root: {d / 'store'}\n")
     name = "test-report"
-    shutil.rmtree(root / "reports" / name, ignore_errors=True)
+    shutil.rmtree(reports_root(root) / name, ignore_errors=True)
     assert run(root, str(overlay), name, "sample_corpus", contractnli=CONTRACTNLI) == 0  # as the stored notebooks
-    yield root / "reports" / name
-    shutil.rmtree(root / "reports" / name, ignore_errors=True)
+    yield reports_root(root) / name
+    shutil.rmtree(reports_root(root) / name, ignore_errors=True)
 
 
 def test_sample_run_report_files(sample_run):

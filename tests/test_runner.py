@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from qspace_frames.cli import main
@@ -23,6 +24,14 @@ def mini_project(tmp_path, root, cells):
     for i, body in enumerate(cells, 1):
         nbformat.write(new_notebook(cells=[p, *[new_code_cell(b) for b in body]]), tmp_path / "notebooks" / f"0{i}_step.ipynb")
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def project_reports(monkeypatch):
+    """These runs happen in temporary projects, whose own reports/ is already scratch: the suite's
+    redirection of runs and store (conftest) does not apply to them."""
+    monkeypatch.delenv("QSPACE_REPORTS", raising=False)
+    monkeypatch.delenv("QSPACE_STORE", raising=False)
 
 
 def test_failing_notebook_names_notebook_and_cell(tmp_path, root):

@@ -15,16 +15,15 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import ROOT
 
-from qspace_frames.runtime import store as store_mod
-from qspace_frames.fragments import fragments
 from qspace_frames.corpus.inventory import discover
-from qspace_frames.pipeline.per_document import load_documents
+from qspace_frames.fragments import fragments
 from qspace_frames.params import CorpusParams, FragmentParams
+from qspace_frames.pipeline.per_document import load_documents
+from qspace_frames.runtime import store as store_mod
 from qspace_frames.runtime.shards import SortSpill, doc_shards, key_shards
 from qspace_frames.runtime.store import Store, TableWriter, frame_hash
-
-from conftest import ROOT
 
 SAMPLE = ROOT / "sample_corpus"
 
@@ -179,8 +178,8 @@ def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypat
     """The BM25 chunks cut in the pool in shards of two documents, and the evaluation with Qspace
     and ask in the workers while this process runs the baselines, give the frames one process
     gives with the corpus in one shard."""
+    from qspace_frames.pipeline import Workbench
     from qspace_frames.runtime import shards
-    from qspace_frames.pipeline import STAGES, Workbench
 
     params = tmp_path / "p.yaml"
     params.write_text(f"store:\n  root: {tmp_path / 'store'}\n")

@@ -6,7 +6,13 @@ import pytest
 
 from qspace_frames import pipeline
 from qspace_frames.pipeline import Workbench
-from qspace_frames.trees.compile import CANDIDATES, COMPONENTS, TREE_NODES, TREE_SCORES, j_expr
+from qspace_frames.trees.compile import (
+    CANDIDATES,
+    COMPONENTS,
+    TREE_NODES,
+    TREE_SCORES,
+    j_expr,
+)
 
 
 def overlay(tmp_path, name, body=""):

@@ -15,10 +15,10 @@ import json
 import shutil
 from pathlib import Path
 
+import corpus_zoo
 import polars as pl
 import pytest
 
-import corpus_zoo
 from qspace_frames.evaluation.gold_sets import policyqa_to_gold
 from qspace_frames.report.kernels import KERNELS, WarmKernel, kernel_name
 from qspace_frames.report.runner import run

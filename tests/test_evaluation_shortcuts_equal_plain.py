@@ -70,8 +70,8 @@ def test_count_ranked_counts_the_same_prefix_as_counting_everything():
 def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     from qspace_frames.affordances.sentences import all_sentences
     from qspace_frames.evaluation.bm25 import term_counts
-    from qspace_frames.params import AffordanceParams
     from qspace_frames.evaluation.qspace import fragment_terms
+    from qspace_frames.params import AffordanceParams
 
     rng = random.Random(3)
     words = ["Party", "parties", "disclose", "disclosures", "the", "of", "ΣΟΦΟΣ", "ΟΔΟΣ.", "İstanbul", "3.5", "fees", "e.g.", "(a)",

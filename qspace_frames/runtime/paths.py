@@ -1,0 +1,22 @@
+"""Where a project's runs and artifact store live on disk."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..params import Params, StoreParams
+
+REPORTS_ENV, STORE_ENV = "QSPACE_REPORTS", "QSPACE_STORE"  # where runs and the store go, overriding reports/ and store.root
+
+
+def reports_root(root: Path) -> Path:
+    """The folder holding the run folders: reports/ of the project, or $QSPACE_REPORTS (the test
+    suite points it at a temporary folder so the repository's reports/ are never touched)."""
+    return root / os.environ.get(REPORTS_ENV, "reports")
+
+
+def store_root(root: Path, params: Params) -> Path:
+    """The artifact store: the store.root parameter (relative to the project); $QSPACE_STORE
+    replaces its default, never a folder a parameters file names."""
+    default = params.store.root == StoreParams().root
+    return root / (os.environ.get(STORE_ENV, params.store.root) if default else params.store.root)
