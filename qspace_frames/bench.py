@@ -17,6 +17,7 @@ is discovery + every stage, without interpreter start-up. A measurement repeated
 reports the median of each column. Results go to reports/bench/: `runs.csv` (every run),
 `summary.csv` and `summary.md` (medians), read by notebooks/bench.ipynb.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
+from .runtime.paths import reports_root
 from .runtime.workers import shipped_bytes
 
 CUAD = Path("..") / "shared" / "corpora" / "contracts-cuad"
@@ -44,7 +46,6 @@ CUAD50 = 50  # the first contracts of CUAD txt: the subset the report's cost was
 DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
 PER_DOC = ("corpus", "fragments", "affordances")
 MB = 1e6  # megabytes are 10^6 bytes of document files
-from .runtime.paths import reports_root
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,9 @@ def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str
             out.append(Spec(name, cuad / "pdf", "corpus", 1, "local"))
         elif name.removesuffix("-run") in ("sample", "cuad50", "x1"):
             base = name.removesuffix("-run")
-            corpus = {"sample": root / "sample_corpus", "x1": cuad / "txt"}.get(base) or subset(cuad / "txt", CUAD50, scratch / "cuad-txt-50")
+            corpus = {"sample": root / "sample_corpus", "x1": cuad / "txt"}.get(base) or subset(
+                cuad / "txt", CUAD50, scratch / "cuad-txt-50"
+            )
             out.append(Spec(name, corpus, upto, workers, engine, "notebooks" if name.endswith("-run") else "library"))
         else:
             raise ValueError(f"unknown bench corpus {name!r}: choose from {', '.join(DEFAULT_CORPORA)}")
@@ -111,6 +114,7 @@ def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str
 
 
 # ---- one measurement, in a fresh process ----------------------------------------------------------
+
 
 def child_run(spec: dict) -> dict:
     """`qspace run` through the notebooks with a fresh store, then the same run again (nothing
@@ -137,9 +141,17 @@ def child_run(spec: dict) -> dict:
     finally:
         for name in names:
             shutil.rmtree(reports_root(root) / name, ignore_errors=True)
-    return {"files": files.height, "mb": (files["bytes"].sum() or 0) / MB, "discovery_s": 0.0, "stages": {},
-            "run_s": seconds[0], "rerun_s": seconds[1], "new_name_s": seconds[2],
-            "total_s": seconds[0], "cpu_s": time.process_time() + _children_cpu()}
+    return {
+        "files": files.height,
+        "mb": (files["bytes"].sum() or 0) / MB,
+        "discovery_s": 0.0,
+        "stages": {},
+        "run_s": seconds[0],
+        "rerun_s": seconds[1],
+        "new_name_s": seconds[2],
+        "total_s": seconds[0],
+        "cpu_s": time.process_time() + _children_cpu(),
+    }
 
 
 def child(spec: dict) -> dict:
@@ -153,8 +165,15 @@ def child(spec: dict) -> dict:
     params = tmp / "params.yaml"
     params.write_text(f"store:\n  root: {tmp / 'store'}\n", encoding="utf-8")
     t0 = time.perf_counter()
-    wb = Workbench(params_file=str(params), corpus_arg=spec["corpus"], run_name="bench", project_root=Path(spec["root"]),
-                   reports_dir=tmp / "reports", workers=spec["workers"], engine=spec["engine"])
+    wb = Workbench(
+        params_file=str(params),
+        corpus_arg=spec["corpus"],
+        run_name="bench",
+        project_root=Path(spec["root"]),
+        reports_dir=tmp / "reports",
+        workers=spec["workers"],
+        engine=spec["engine"],
+    )
     files = wb.files()
     discovery = time.perf_counter() - t0
     names, peaks = list(STAGES), {}
@@ -167,10 +186,14 @@ def child(spec: dict) -> dict:
     log = [json.loads(line) for line in (wb.run_dir / "stage_log.jsonl").read_text(encoding="utf-8").splitlines()]
     inv = wb.read("corpus", "inventory")
     return {
-        "files": files.height, "mb": (files["bytes"].sum() or 0) / MB,
+        "files": files.height,
+        "mb": (files["bytes"].sum() or 0) / MB,
         "loaded": int((inv["load_status"] == "loaded").sum()),
-        "discovery_s": discovery, "stages": {e["stage"]: e["seconds"] for e in log if e["action"] == "computed"},
-        "total_s": total, "cpu_s": time.process_time() + _children_cpu(), **peaks,
+        "discovery_s": discovery,
+        "stages": {e["stage"]: e["seconds"] for e in log if e["action"] == "computed"},
+        "total_s": total,
+        "cpu_s": time.process_time() + _children_cpu(),
+        **peaks,
     }
 
 
@@ -233,13 +256,23 @@ def measure(spec: Spec, root: Path) -> dict:
     """One fresh subprocess: its report plus its peak RSS (ru_maxrss of the child and its pool)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"qspace-bench-{spec.name}-"))
     try:
-        payload = json.dumps({"corpus": str(spec.corpus), "upto": spec.upto, "workers": spec.workers,
-                              "engine": spec.engine, "tmp": str(tmp), "root": str(root), "mode": spec.mode})
+        payload = json.dumps(
+            {
+                "corpus": str(spec.corpus),
+                "upto": spec.upto,
+                "workers": spec.workers,
+                "engine": spec.engine,
+                "tmp": str(tmp),
+                "root": str(root),
+                "mode": spec.mode,
+            }
+        )
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
         load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "qspace_frames.bench", "--child", payload], cwd=root,
-                                stdout=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "qspace_frames.bench", "--child", payload], cwd=root, stdout=subprocess.PIPE, env=env
+        )
         sampler = TreeSampler(proc.pid)
         out = proc.stdout.read()
         tree_peak = sampler.stop()
@@ -253,15 +286,24 @@ def measure(spec: Spec, root: Path) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     st = rep.pop("stages")
     e2e = rep.get("run_s") or rep["discovery_s"] + sum(st.values())  # `qspace run`: its whole wall time
-    row = {"corpus": spec.name, "engine": spec.engine, "workers": spec.workers, "upto": spec.upto, **rep,
-           **{f"{s}_s": v for s, v in st.items()},
-           "per_doc_s": rep["discovery_s"] + sum(st.get(s, 0.0) for s in PER_DOC),
-           "global_s": sum(v for s, v in st.items() if s not in PER_DOC),
-           "e2e_s": e2e, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-           # the run's process and its pool together (sampled): what the machine must hold at once
-           "peak_tree_rss_mb": tree_peak,
-           # the machine's 1-minute load average before and after: other work competing for the cores
-           "load_before": load_before, "load_after": os.getloadavg()[0]}
+    row = {
+        "corpus": spec.name,
+        "engine": spec.engine,
+        "workers": spec.workers,
+        "upto": spec.upto,
+        **rep,
+        **{f"{s}_s": v for s, v in st.items()},
+        "per_doc_s": rep["discovery_s"] + sum(st.get(s, 0.0) for s in PER_DOC),
+        "global_s": sum(v for s, v in st.items() if s not in PER_DOC),
+        "e2e_s": e2e,
+        "wall_s": wall,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        # the run's process and its pool together (sampled): what the machine must hold at once
+        "peak_tree_rss_mb": tree_peak,
+        # the machine's 1-minute load average before and after: other work competing for the cores
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+    }
     row["docs_per_s"] = row["files"] / e2e
     row["mb_per_s"] = row["mb"] / e2e
     return row
@@ -269,12 +311,12 @@ def measure(spec: Spec, root: Path) -> dict:
 
 # ---- the bench ------------------------------------------------------------------------------------
 
+
 def summarise(runs: pl.DataFrame) -> pl.DataFrame:
     """Median of every measured column per corpus (in run order), with the repeat count."""
     num = [c for c, t in runs.schema.items() if t.is_numeric() and c not in ("workers", "repeat")]
-    return (
-        runs.group_by("corpus", "engine", "workers", "upto", maintain_order=True)
-        .agg(pl.len().alias("repeats"), *[pl.col(c).median() for c in num])
+    return runs.group_by("corpus", "engine", "workers", "upto", maintain_order=True).agg(
+        pl.len().alias("repeats"), *[pl.col(c).median() for c in num]
     )
 
 
@@ -307,9 +349,13 @@ def targets(summary: pl.DataFrame) -> dict:
         lib, nb = pick(name), pick(f"{name}-run")
         if nb and lib:
             out[f"{name}: qspace run s / (1.5 x library s + 6) (target <= 1)"] = nb["e2e_s"] / (1.5 * lib["e2e_s"] + 6)
-            out[f"{name}: qspace run peak RSS of the process tree MB - library's (target <= 1024)"] = nb["peak_tree_rss_mb"] - lib["peak_tree_rss_mb"]
+            out[f"{name}: qspace run peak RSS of the process tree MB - library's (target <= 1024)"] = (
+                nb["peak_tree_rss_mb"] - lib["peak_tree_rss_mb"]
+            )
         if nb:
-            out[f"{name}: qspace run, every artifact stored, new run name s" + (" (target < 8)" if name == "sample" else "")] = nb["new_name_s"]
+            out[f"{name}: qspace run, every artifact stored, new run name s" + (" (target < 8)" if name == "sample" else "")] = nb[
+                "new_name_s"
+            ]
             out[f"{name}: qspace run again, nothing changed s (target < 3)"] = nb["rerun_s"]
         if nb and name == "sample":
             out["sample: qspace run from an empty store s (target < 20)"] = nb["e2e_s"]
@@ -320,12 +366,27 @@ def targets(summary: pl.DataFrame) -> dict:
 
 
 def markdown(summary: pl.DataFrame) -> str:
-    cols = [("corpus", "corpus", "{}"), ("upto", "up to", "{}"), ("workers", "workers", "{}"), ("files", "files", "{:.0f}"), ("mb", "MB", "{:.1f}"), ("repeats", "runs", "{}"),
-            ("discovery_s", "discover s", "{:.1f}"), ("corpus_s", "load s", "{:.1f}"), ("fragments_s", "fragment s", "{:.1f}"),
-            ("affordances_s", "detect s", "{:.1f}"), ("global_s", "global stages s", "{:.1f}"), ("e2e_s", "end to end s", "{:.1f}"),
-            ("docs_per_s", "docs/s", "{:.1f}"), ("mb_per_s", "MB/s", "{:.2f}"), ("peak_rss_mb", "peak RSS MB", "{:.0f}"), ("peak_tree_rss_mb", "peak RSS with pool MB", "{:.0f}"),
-            ("rerun_s", "rerun, nothing changed s", "{:.1f}"), ("new_name_s", "new run name s", "{:.1f}"),
-            ("load_before", "load avg", "{:.1f}")]
+    cols = [
+        ("corpus", "corpus", "{}"),
+        ("upto", "up to", "{}"),
+        ("workers", "workers", "{}"),
+        ("files", "files", "{:.0f}"),
+        ("mb", "MB", "{:.1f}"),
+        ("repeats", "runs", "{}"),
+        ("discovery_s", "discover s", "{:.1f}"),
+        ("corpus_s", "load s", "{:.1f}"),
+        ("fragments_s", "fragment s", "{:.1f}"),
+        ("affordances_s", "detect s", "{:.1f}"),
+        ("global_s", "global stages s", "{:.1f}"),
+        ("e2e_s", "end to end s", "{:.1f}"),
+        ("docs_per_s", "docs/s", "{:.1f}"),
+        ("mb_per_s", "MB/s", "{:.2f}"),
+        ("peak_rss_mb", "peak RSS MB", "{:.0f}"),
+        ("peak_tree_rss_mb", "peak RSS with pool MB", "{:.0f}"),
+        ("rerun_s", "rerun, nothing changed s", "{:.1f}"),
+        ("new_name_s", "new run name s", "{:.1f}"),
+        ("load_before", "load avg", "{:.1f}"),
+    ]
     cols = [c for c in cols if c[0] in summary.columns]
     lines = ["| " + " | ".join(h for _, h, _ in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for r in summary.iter_rows(named=True):
@@ -340,8 +401,9 @@ def markdown(summary: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_bench(root: Path, names: list[str], repeat: int | None, workers: int, engine: str, upto: str,
-              out: Path, scratch: Path, notebook: bool = True) -> pl.DataFrame:
+def run_bench(
+    root: Path, names: list[str], repeat: int | None, workers: int, engine: str, upto: str, out: Path, scratch: Path, notebook: bool = True
+) -> pl.DataFrame:
     t0 = time.perf_counter()
     rows = []
     todo = [(spec, repeat or DEFAULT_REPEAT.get(spec.name, 1)) for spec in specs(root, names, scratch, workers, engine, upto)]
@@ -357,8 +419,11 @@ def run_bench(root: Path, names: list[str], repeat: int | None, workers: int, en
             top = max((c for c in row if c.endswith("_peak_mb")), key=lambda c: row[c], default=None)
             where = f"; the most in {top.removesuffix('_peak_mb')}: {row[top]:.0f} MB" if top else ""
             again = f"; again {row['rerun_s']:.1f} s, new run name {row['new_name_s']:.1f} s" if "rerun_s" in row else ""
-            print(f"  {row['e2e_s']:.1f} s end to end{again}, {row['mb_per_s']:.2f} MB/s, peak RSS {row['peak_rss_mb']:.0f} MB "
-                  f"({row['peak_tree_rss_mb']:.0f} MB with the pool{where})", flush=True)
+            print(
+                f"  {row['e2e_s']:.1f} s end to end{again}, {row['mb_per_s']:.2f} MB/s, peak RSS {row['peak_rss_mb']:.0f} MB "
+                f"({row['peak_tree_rss_mb']:.0f} MB with the pool{where})",
+                flush=True,
+            )
     order = {spec.name: k for k, (spec, _) in enumerate(todo)}
     rows.sort(key=lambda r: (order[r["corpus"]], r["repeat"]))
     runs = pl.DataFrame(rows, infer_schema_length=None)
@@ -387,8 +452,16 @@ def execute_notebook(root: Path, out: Path) -> Path:
     from .report.runner import to_html
 
     target = out / "bench.ipynb"
-    pm.execute_notebook(str(root / "notebooks" / "bench.ipynb"), str(target), kernel_name=kernel_name(), language="python",
-                        cwd=str(root), progress_bar=False, log_output=False, parameters={"results": os.path.relpath(out, root)})
+    pm.execute_notebook(
+        str(root / "notebooks" / "bench.ipynb"),
+        str(target),
+        kernel_name=kernel_name(),
+        language="python",
+        cwd=str(root),
+        progress_bar=False,
+        log_output=False,
+        parameters={"results": os.path.relpath(out, root)},
+    )
     to_html(target)
     return target
 
@@ -406,19 +479,26 @@ def parser(ap: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser
     from .pipeline import STAGES
 
     ap = ap or argparse.ArgumentParser(prog="qspace bench")
-    ap.add_argument("--corpora", nargs="+", default=list(DEFAULT_CORPORA), choices=DEFAULT_CORPORA,
-                    help="what to measure (default: all): x1 = CUAD txt, x4 and x16 scaled copies, pdf = the 100 CUAD PDFs "
-                    "with the pool, pdf-w1 = their loading in one process, sample = the sample corpus, cuad50 = the first 50 "
-                    "CUAD contracts; NAME-run = `qspace run` through the notebooks on NAME (then again, then under a new name)")
-    ap.add_argument("--repeat", type=int, default=None,
-                    help="runs per corpus, the median is reported (default: 3 for x1, 1 for the others)")
+    ap.add_argument(
+        "--corpora",
+        nargs="+",
+        default=list(DEFAULT_CORPORA),
+        choices=DEFAULT_CORPORA,
+        help="what to measure (default: all): x1 = CUAD txt, x4 and x16 scaled copies, pdf = the 100 CUAD PDFs "
+        "with the pool, pdf-w1 = their loading in one process, sample = the sample corpus, cuad50 = the first 50 "
+        "CUAD contracts; NAME-run = `qspace run` through the notebooks on NAME (then again, then under a new name)",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=None, help="runs per corpus, the median is reported (default: 3 for x1, 1 for the others)"
+    )
     ap.add_argument("--workers", type=int, default=2, help="processes for the per-document stages (default 2)")
     ap.add_argument("--engine", default="local", choices=["local", "ray"], help="engine of the per-document stages")
     ap.add_argument("--upto", default="evaluation", choices=list(STAGES), help="last stage measured (default: evaluation, end to end)")
     ap.add_argument("--out", default="reports/bench", help="results folder (default reports/bench)")
     ap.add_argument("--scratch", default="reports/bench/corpora", help="where the scaled corpora are generated")
-    ap.add_argument("--no-notebook", dest="notebook", action="store_false",
-                    help="do not execute notebooks/bench.ipynb into the results folder")
+    ap.add_argument(
+        "--no-notebook", dest="notebook", action="store_false", help="do not execute notebooks/bench.ipynb into the results folder"
+    )
     return ap
 
 
@@ -433,8 +513,17 @@ def bench(args) -> int:
         print("error: --repeat must be at least 1", file=sys.stderr)
         return 2
     out, scratch = Path(args.out), Path(args.scratch)
-    run_bench(root, args.corpora, args.repeat, args.workers, args.engine, args.upto,
-              out if out.is_absolute() else root / out, scratch if scratch.is_absolute() else root / scratch, args.notebook)
+    run_bench(
+        root,
+        args.corpora,
+        args.repeat,
+        args.workers,
+        args.engine,
+        args.upto,
+        out if out.is_absolute() else root / out,
+        scratch if scratch.is_absolute() else root / scratch,
+        args.notebook,
+    )
     return 0
 
 
@@ -443,6 +532,7 @@ if __name__ == "__main__":
 
 
 # ---- charts for notebooks/bench.ipynb (one bar per corpus and stage: the size never grows) ----------
+
 
 def read_results(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(runs, summary) written by the bench."""
@@ -462,7 +552,8 @@ def stage_seconds(summary: pl.DataFrame) -> pl.DataFrame:
     order = ["discovery", *STAGES]
     cols = [f"{s}_s" for s in order if f"{s}_s" in summary.columns]
     return (
-        with_run(summary).select("run", *cols)
+        with_run(summary)
+        .select("run", *cols)
         .unpivot(index="run", variable_name="stage", value_name="seconds")
         .drop_nulls("seconds")
         .with_columns(pl.col("stage").str.strip_suffix("_s"))
@@ -475,10 +566,15 @@ def stage_chart(summary: pl.DataFrame):
 
     df = stage_seconds(summary)
     return (
-        alt.Chart(df).mark_bar()
-        .encode(x=alt.X("seconds:Q", title="median seconds"), y=alt.Y("run:N", sort=list(with_run(summary)["run"])),
-                color=alt.Color("stage:N", sort=alt.SortField("order")), order=alt.Order("order:Q"),
-                tooltip=["run", "stage", alt.Tooltip("seconds:Q", format=".2f")])
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("seconds:Q", title="median seconds"),
+            y=alt.Y("run:N", sort=list(with_run(summary)["run"])),
+            color=alt.Color("stage:N", sort=alt.SortField("order")),
+            order=alt.Order("order:Q"),
+            tooltip=["run", "stage", alt.Tooltip("seconds:Q", format=".2f")],
+        )
         .properties(title="Where the time goes: seconds per stage (median)", width=420)
     )
 
@@ -487,9 +583,15 @@ def throughput_chart(summary: pl.DataFrame):
     import altair as alt
 
     df = summary.filter(pl.col("upto") == "evaluation").select("corpus", "mb_per_s", "docs_per_s")
-    bars = alt.Chart(df).mark_bar().encode(
-        x=alt.X("mb_per_s:Q", title="MB of documents per second, end to end"), y=alt.Y("corpus:N", sort=list(df["corpus"])),
-        tooltip=["corpus", alt.Tooltip("mb_per_s:Q", format=".2f"), alt.Tooltip("docs_per_s:Q", format=".1f")])
+    bars = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("mb_per_s:Q", title="MB of documents per second, end to end"),
+            y=alt.Y("corpus:N", sort=list(df["corpus"])),
+            tooltip=["corpus", alt.Tooltip("mb_per_s:Q", format=".2f"), alt.Tooltip("docs_per_s:Q", format=".1f")],
+        )
+    )
     target = alt.Chart(pl.DataFrame({"target": [2.0]})).mark_rule(color="firebrick", strokeDash=[4, 3]).encode(x="target:Q")
     return (bars + target).properties(title="End-to-end throughput (dashed: the 2 MB/s target)", width=420)
 
@@ -498,12 +600,24 @@ def memory_chart(summary: pl.DataFrame):
     import altair as alt
 
     names = {"peak_rss_mb": "largest process", "peak_tree_rss_mb": "run and pool together"}
-    df = (with_run(summary).select("run", *[c for c in names if c in summary.columns])
-          .unpivot(index="run", variable_name="measure", value_name="MB").drop_nulls("MB")
-          .with_columns(pl.col("measure").replace_strict(names, return_dtype=pl.String)))
-    bars = alt.Chart(df).mark_bar().encode(
-        x=alt.X("MB:Q", title="peak RSS, MB"), y=alt.Y("measure:N", title=None), row=alt.Row("run:N", sort=list(with_run(summary)["run"])),
-        color="measure:N", tooltip=["run", "measure", alt.Tooltip("MB:Q", format=".0f")])
+    df = (
+        with_run(summary)
+        .select("run", *[c for c in names if c in summary.columns])
+        .unpivot(index="run", variable_name="measure", value_name="MB")
+        .drop_nulls("MB")
+        .with_columns(pl.col("measure").replace_strict(names, return_dtype=pl.String))
+    )
+    bars = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("MB:Q", title="peak RSS, MB"),
+            y=alt.Y("measure:N", title=None),
+            row=alt.Row("run:N", sort=list(with_run(summary)["run"])),
+            color="measure:N",
+            tooltip=["run", "measure", alt.Tooltip("MB:Q", format=".0f")],
+        )
+    )
     return bars.properties(title="Peak memory (the target: 2 GB at x16)", width=420)
 
 
@@ -521,15 +635,19 @@ def scaling_chart(summary: pl.DataFrame):
         return alt.Chart(pl.DataFrame({"x": []})).mark_point()
     x1 = df.filter(pl.col("scale") == 1)
     long = df.select("scale", pl.col("e2e_s").alias("measured"), pl.col("per_doc_s").alias("per-document stages")).unpivot(
-        index="scale", variable_name="measure", value_name="seconds")
+        index="scale", variable_name="measure", value_name="seconds"
+    )
     if x1.height:
-        lin = pl.DataFrame({"scale": df["scale"], "measure": ["linear from x1"] * df.height,
-                            "seconds": df["scale"] * x1["e2e_s"][0]})
+        lin = pl.DataFrame({"scale": df["scale"], "measure": ["linear from x1"] * df.height, "seconds": df["scale"] * x1["e2e_s"][0]})
         long = pl.concat([long, lin.with_columns(pl.col("seconds").cast(pl.Float64))])
     return (
-        alt.Chart(long).mark_line(point=True)
-        .encode(x=alt.X("scale:Q", title="corpus scale (copies of CUAD txt)", scale=alt.Scale(type="log", base=2)),
-                y=alt.Y("seconds:Q", scale=alt.Scale(type="log")), color="measure:N",
-                tooltip=["scale", "measure", alt.Tooltip("seconds:Q", format=".1f")])
+        alt.Chart(long)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("scale:Q", title="corpus scale (copies of CUAD txt)", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y("seconds:Q", scale=alt.Scale(type="log")),
+            color="measure:N",
+            tooltip=["scale", "measure", alt.Tooltip("seconds:Q", format=".1f")],
+        )
         .properties(title="Scaling: seconds against corpus size (log-log)", width=420)
     )

@@ -1,4 +1,5 @@
 """Command line: `qspace run`, `qspace notebooks`, `qspace bench`, ..."""
+
 from __future__ import annotations
 
 import argparse
@@ -94,8 +95,10 @@ def _finished_run(root: Path, name: str) -> Path | None:
     run_dir = reports_root(root) / name
     if (run_dir / "artifacts.json").is_file():
         return run_dir
-    print(f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); run `qspace run --name {name}` first",
-          file=sys.stderr)
+    print(
+        f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); run `qspace run --name {name}` first",
+        file=sys.stderr,
+    )
     return None
 
 
@@ -139,8 +142,11 @@ def _report(args) -> int:
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"Report rebuilt from stored artifacts ({len(executed)} notebook(s) exported, {len(written)} files written): {index.relative_to(root)}, "
-          f"{(run_dir / 'dashboard.html').relative_to(root)}")
+    print(
+        f"Report rebuilt from stored artifacts ({len(executed)} notebook(s) exported, {len(written)} files written): "
+        f"{index.relative_to(root)}, "
+        f"{(run_dir / 'dashboard.html').relative_to(root)}"
+    )
     return 0
 
 
@@ -159,16 +165,27 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--params", default="params/default.yaml", help="parameters file (an overlay over params/default.yaml)")
     r.add_argument("--name", default="default", help="run name: the report goes to reports/NAME/")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by number or stem), e.g. --only 01 02")
-    r.add_argument("--contractnli", metavar="FILE", nargs="?", const=CONTRACTNLI,
-                   help="also evaluate a ContractNLI split beside the run, as the stored notebooks do (default file: the "
-                   "dev split in ../shared/corpora); off by default: a run does not evaluate an unrelated data set")
-    r.add_argument("--engine", default="local", choices=["local", "ray"],
-                   help="where the per-document stages (load, fragment, detect) run: this process (local) or Ray Data "
-                   "map_batches on a local Ray instance (needs the `ray` extra); artifacts are byte-identical either way")
+    r.add_argument(
+        "--contractnli",
+        metavar="FILE",
+        nargs="?",
+        const=CONTRACTNLI,
+        help="also evaluate a ContractNLI split beside the run, as the stored notebooks do (default file: the "
+        "dev split in ../shared/corpora); off by default: a run does not evaluate an unrelated data set",
+    )
+    r.add_argument(
+        "--engine",
+        default="local",
+        choices=["local", "ray"],
+        help="where the per-document stages (load, fragment, detect) run: this process (local) or Ray Data "
+        "map_batches on a local Ray instance (needs the `ray` extra); artifacts are byte-identical either way",
+    )
     r.set_defaults(func=_run)
     from .bench import parser as bench_parser
+
     b = sub.add_parser(
-        "bench", help="measure throughput and peak memory of the pipeline on CUAD, scaled copies and PDFs",
+        "bench",
+        help="measure throughput and peak memory of the pipeline on CUAD, scaled copies and PDFs",
         description="Run the pipeline through the library (no notebooks) on the CUAD contracts as text (x1), scaled "
         "copies of them (x4, x16, generated into --scratch) and the 100 CUAD PDFs, each in a fresh subprocess with a "
         "fresh store. Writes per-stage seconds, documents/s, MB/s and peak RSS to --out (runs.csv, summary.csv, "
@@ -176,13 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     bench_parser(b)
     b.set_defaults(func=_bench)
-    n = sub.add_parser("notebooks", help="re-execute notebooks/ in place (the stored default-run outputs)",
-                       description="Execute notebooks/NN_*.ipynb in place with their default parameters, so the "
-                       "repository shows the outputs of the default run and nbval compares against them.")
+    n = sub.add_parser(
+        "notebooks",
+        help="re-execute notebooks/ in place (the stored default-run outputs)",
+        description="Execute notebooks/NN_*.ipynb in place with their default parameters, so the "
+        "repository shows the outputs of the default run and nbval compares against them.",
+    )
     n.add_argument("--only", nargs="*", help="only these notebooks (by number or stem)")
     n.set_defaults(func=_notebooks)
     s = sub.add_parser(
-        "sweep", help="compare cost-weight files: trees and evaluation once per file",
+        "sweep",
+        help="compare cost-weight files: trees and evaluation once per file",
         description="Run notebooks 06 (trees) and 07 (evaluation) once per weights file with papermill into "
         "reports/NAME-<file>/, reusing every upstream artifact from the store (the log says so), then the "
         "sweep notebook comparing selected tree shapes and measured metrics across the weight sets in reports/NAME/.",
@@ -192,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--name", default="sweep", help="report folder name (default: sweep)")
     s.set_defaults(func=_sweep)
     e = sub.add_parser(
-        "eval", help="run the pipeline and every strategy on a gold question file",
+        "eval",
+        help="run the pipeline and every strategy on a gold question file",
         description="Run every notebook on CORPUS with the gold questions of FILE.jsonl (one object per line: "
         '{"id", "question", "document" (path relative to the corpus), "gold_spans": [[start, end], ...]}, '
         "code-point offsets into the loaded text) and write reports/NAME/evaluation/metrics.json "
@@ -204,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--name", required=True, help="run name: the report goes to reports/NAME/")
     e.set_defaults(func=_eval)
     a = sub.add_parser(
-        "ask", help="answer questions from a run's question space, with cited verbatim quotes",
+        "ask",
+        help="answer questions from a run's question space, with cited verbatim quotes",
         description="Parse each question into typed columns (keywords, intents, answer shape and type, scope, "
         "decomposition, clarification) and answer it from the corpus of a finished run: the answer is a verbatim "
         "quote with its document, page, section and character offsets, confirmed by the answer type's pattern on "
@@ -216,15 +239,19 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_ask)
     rp = sub.add_parser(
-        "report", help="rebuild the report of a finished run without recomputing it",
+        "report",
+        help="rebuild the report of a finished run without recomputing it",
         description="From reports/RUN/artifacts.json and the artifact store: export every executed notebook of "
         "the run to HTML (no network needed to read it), and write index.html, dashboard.html, final_report.md, "
         "run_summary.md and run_metadata.json. Nothing is recomputed; a missing artifact is an error naming it.",
     )
     rp.add_argument("--run", default="default", help="the run's name (its folder under reports/)")
     rp.set_defaults(func=_report)
-    k = sub.add_parser("kernel", help="register the project's Jupyter kernel in this environment",
-                       description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).")
+    k = sub.add_parser(
+        "kernel",
+        help="register the project's Jupyter kernel in this environment",
+        description="Write the qspace-frames kernelspec under sys.prefix (used by make's bootstrap).",
+    )
     k.set_defaults(func=_kernel)
     args = ap.parse_args(argv)
     return args.func(args)

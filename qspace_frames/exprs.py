@@ -1,4 +1,5 @@
 """Named expressions shared by several stages."""
+
 from __future__ import annotations
 
 import math
@@ -30,11 +31,14 @@ def exact_sums(frame: pl.DataFrame | pl.LazyFrame, keys: list[str], sums: dict[s
     promises; `+ 0.0` turns fsum's -0.0 into its 0.0); only larger groups go through fsum."""
     cols = list(dict.fromkeys(sums.values()))
     g = (
-        frame.lazy().group_by(keys).agg(
+        frame.lazy()
+        .group_by(keys)
+        .agg(
             pl.len().alias("_n"),
             *[(pl.col(c).sum() + 0.0).alias(f"_s_{c}") for c in cols],
             *[pl.col(c).filter(pl.len() > 2).alias(f"_l_{c}") for c in cols],
-        ).collect()
+        )
+        .collect()
     )
     big = g.filter(pl.col("_n") > 2)
     small = g.filter(pl.col("_n") <= 2).select(*keys, *[pl.col(f"_s_{c}").alias(o) for o, c in sums.items()])
@@ -44,6 +48,7 @@ def exact_sums(frame: pl.DataFrame | pl.LazyFrame, keys: list[str], sums: dict[s
 
 
 # ---- interval arithmetic as frames --------------------------------------------------------------
+
 
 def merge_intervals(df: pl.LazyFrame, keys: list[str], start: str = "start", end: str = "end") -> pl.LazyFrame:
     """Union of half-open intervals per key: overlapping or touching intervals become one.

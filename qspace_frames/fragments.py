@@ -6,6 +6,7 @@ blocks, and a heading stack per level gives every block its heading path and par
 Blocks over `max_chars` become sentence windows that never cut a sentence. Every fragment keeps
 code-point offsets into the canonical document text: doc_text[char_start:char_end] == text.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -50,15 +51,21 @@ is_table_row = stripped.str.contains(r"^(?:Row \d+:\s|\|.*\|$)").alias("is_table
 def classify(lines: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
     short = stripped.str.len_chars() <= p.heading_max_chars
     level = (
-        pl.when(pl.col("md_level").is_not_null()).then(pl.col("md_level"))
-        .when(short & pl.col("num_level").is_not_null()).then(pl.col("num_level"))
-        .when(short & pl.col("is_caps")).then(pl.lit(1))
+        pl.when(pl.col("md_level").is_not_null())
+        .then(pl.col("md_level"))
+        .when(short & pl.col("num_level").is_not_null())
+        .then(pl.col("num_level"))
+        .when(short & pl.col("is_caps"))
+        .then(pl.lit(1))
         .cast(pl.Int64)
     )
     kind = (
-        pl.when(pl.col("level").is_not_null()).then(pl.lit("section"))
-        .when(pl.col("is_table")).then(pl.lit("table_row"))
-        .when(pl.col("is_list")).then(pl.lit("list_item"))
+        pl.when(pl.col("level").is_not_null())
+        .then(pl.lit("section"))
+        .when(pl.col("is_table"))
+        .then(pl.lit("table_row"))
+        .when(pl.col("is_list"))
+        .then(pl.lit("list_item"))
         .otherwise(pl.lit("paragraph"))
     )
     return (
@@ -87,9 +94,7 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
     a blank line ends one; plain lines after a list item continue it (wrapped markdown lists)."""
     prev = lambda c: pl.col(c).shift(1).over([DOC, "page_start"])  # noqa: E731
     starts = (
-        prev("is_blank").fill_null(True)
-        | (pl.col("kind") != "paragraph")
-        | prev("kind").is_in(["section", "table_row"]).fill_null(True)
+        prev("is_blank").fill_null(True) | (pl.col("kind") != "paragraph") | prev("kind").is_in(["section", "table_row"]).fill_null(True)
     )
     lead = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
     return (
@@ -109,43 +114,51 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _with_ids(df: pl.LazyFrame) -> pl.LazyFrame:
-    return df.with_columns(text_sha_expr("text").alias("_sha")).with_columns(
-        id_expr("frag", DOC, "char_start", "char_end", "_sha").alias("fragment_id")
-    ).drop("_sha")
+    return (
+        df.with_columns(text_sha_expr("text").alias("_sha"))
+        .with_columns(id_expr("frag", DOC, "char_start", "char_end", "_sha").alias("fragment_id"))
+        .drop("_sha")
+    )
 
 
 def headings(blocks: pl.LazyFrame) -> pl.LazyFrame:
     """Heading path and parent section for every block, from a heading stack per level.
 
-    For level l, the stack slot holds the latest section of level l and is cleared by any
+    For each level, the stack slot holds the latest section of that level and is cleared by any
     section of a higher rank (smaller level); a forward fill carries it down the document.
     """
     is_sec = pl.col("kind") == "section"
     title = pl.col("text").str.replace(r"^#{1,6}\s+", "")
     slots_title, slots_id = [], []
-    for l in range(1, MAX_LEVEL + 1):
-        clear = is_sec & (pl.col("level") < l)
+    for lvl in range(1, MAX_LEVEL + 1):
+        clear = is_sec & (pl.col("level") < lvl)
         slots_title.append(
-            pl.when(is_sec & (pl.col("level") == l)).then(title).when(clear).then(pl.lit("")).otherwise(None)
-            .forward_fill().over(DOC).alias(f"_h{l}")
+            pl.when(is_sec & (pl.col("level") == lvl))
+            .then(title)
+            .when(clear)
+            .then(pl.lit(""))
+            .otherwise(None)
+            .forward_fill()
+            .over(DOC)
+            .alias(f"_h{lvl}")
         )
         slots_id.append(
-            pl.when(is_sec & (pl.col("level") == l)).then(pl.col("fragment_id")).when(clear).then(pl.lit("")).otherwise(None)
-            .forward_fill().over(DOC).alias(f"_s{l}")
+            pl.when(is_sec & (pl.col("level") == lvl))
+            .then(pl.col("fragment_id"))
+            .when(clear)
+            .then(pl.lit(""))
+            .otherwise(None)
+            .forward_fill()
+            .over(DOC)
+            .alias(f"_s{lvl}")
         )
     own = pl.when(is_sec).then(pl.col("level")).otherwise(MAX_LEVEL + 1)
-    parent = pl.coalesce([
-        pl.when((own > l) & (pl.col(f"_s{l}") != "")).then(pl.col(f"_s{l}")) for l in range(MAX_LEVEL, 0, -1)
-    ])
-    path = pl.concat_list([pl.col(f"_h{l}") for l in range(1, MAX_LEVEL + 1)]).list.eval(
+    parent = pl.coalesce([pl.when((own > lvl) & (pl.col(f"_s{lvl}") != "")).then(pl.col(f"_s{lvl}")) for lvl in range(MAX_LEVEL, 0, -1)])
+    path = pl.concat_list([pl.col(f"_h{lvl}") for lvl in range(1, MAX_LEVEL + 1)]).list.eval(
         pl.element().filter(pl.element().is_not_null() & (pl.element() != ""))
     )
-    tmp = [f"_h{l}" for l in range(1, MAX_LEVEL + 1)] + [f"_s{l}" for l in range(1, MAX_LEVEL + 1)]
-    return (
-        blocks.with_columns(slots_title + slots_id)
-        .with_columns(parent.alias("parent_id"), path.alias("heading_path"))
-        .drop(tmp)
-    )
+    tmp = [f"_h{lvl}" for lvl in range(1, MAX_LEVEL + 1)] + [f"_s{lvl}" for lvl in range(1, MAX_LEVEL + 1)]
+    return blocks.with_columns(slots_title + slots_id).with_columns(parent.alias("parent_id"), path.alias("heading_path")).drop(tmp)
 
 
 # A sentence: anything up to a run of . ! ? (plus closing quotes or brackets) that is followed by
@@ -179,12 +192,15 @@ def _pack(lengths: list[int], limit: int) -> list[int]:
 
 def sentence_windows(long: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
     """Split blocks over max_chars into windows of whole sentences."""
+
     def split(s: pl.Series) -> pl.Series:
         out = []
         for text, pieces in zip(s.struct.field("text").to_list(), s.struct.field("sent").to_list()):
             if "".join(pieces) != text:  # the rule failed to cover the text: never lose a character
                 pieces = [text]
-            out.append([x for piece in pieces for x in (_hard_wrap(piece, p.hard_wrap_chars) if len(piece) > p.hard_wrap_chars else [piece])])
+            out.append(
+                [x for piece in pieces for x in (_hard_wrap(piece, p.hard_wrap_chars) if len(piece) > p.hard_wrap_chars else [piece])]
+            )
         return pl.Series(out, dtype=pl.List(pl.String))
 
     def pack(s: pl.Series) -> pl.Series:
@@ -206,7 +222,9 @@ def sentence_windows(long: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
         )
         .with_columns(
             pl.lit("sentence_window").alias("kind"),
-            (pl.col("char_start") + pl.col("raw").str.len_chars() - pl.col("raw").str.strip_chars_start().str.len_chars()).alias("char_start"),
+            (pl.col("char_start") + pl.col("raw").str.len_chars() - pl.col("raw").str.strip_chars_start().str.len_chars()).alias(
+                "char_start"
+            ),
             pl.col("raw").str.strip_chars().alias("text"),
         )
         .with_columns((pl.col("char_start") + pl.col("text").str.len_chars()).alias("char_end"))
@@ -244,7 +262,7 @@ def ungrounded(fragments: pl.DataFrame, docs: pl.DataFrame) -> pl.DataFrame:
     ids = docs["doc_id"].to_list()
     bad = []
     for i in range(0, len(ids), DOCS_PER_STEP):
-        step = docs.filter(pl.col("doc_id").is_in(ids[i:i + DOCS_PER_STEP]))
+        step = docs.filter(pl.col("doc_id").is_in(ids[i : i + DOCS_PER_STEP]))
         bad.append(
             fragments.join(step, on="doc_id")
             .filter(pl.col("doc_text").str.slice(pl.col("char_start"), pl.col("char_end") - pl.col("char_start")) != pl.col("text"))

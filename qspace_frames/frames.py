@@ -1,4 +1,5 @@
 """Small frame utilities shared by the stages and the runtime."""
+
 from __future__ import annotations
 
 from typing import Iterable, Iterator

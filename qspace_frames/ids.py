@@ -4,6 +4,7 @@ Every id is a prefix plus the first 20 hex digits of a SHA-256 over canonical JS
 (sorted keys, no whitespace), so ids are stable across machines, processes and Polars
 versions. Never use Polars row hashes for identity: they change between releases.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,10 +75,11 @@ def id_expr(prefix: str, *cols: str, schema: dict | None = None) -> pl.Expr:
         # UTF-8 bytes straight from Polars (no str.encode per row); the prefix and cut in Polars
         h = hashlib.sha256
         digests = pl.Series([h(b).hexdigest() for b in s.cast(pl.Binary).to_list()], dtype=pl.String)
-        return (f"{prefix}_" + digests.str.slice(0, ID_HEX))
+        return f"{prefix}_" + digests.str.slice(0, ID_HEX)
 
     def _batch(s: pl.Series) -> pl.Series:
         df = s.struct.unnest()
+
         # escaping control characters is costly and rarely needed: only when the batch has any
         def has_control(col: pl.Series) -> bool:
             if isinstance(col.dtype, pl.List):

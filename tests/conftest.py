@@ -69,8 +69,14 @@ def corpus_workbench(tmp_path_factory, root, corpora):
 
     def get(folder: str):
         if folder not in cache:
-            cache[folder] = Workbench(params_file=str(params), corpus_arg=str(corpora / folder), run_name="corpora-test",
-                                      project_root=root, workers=2, reports_dir=d / "reports")
+            cache[folder] = Workbench(
+                params_file=str(params),
+                corpus_arg=str(corpora / folder),
+                run_name="corpora-test",
+                project_root=root,
+                workers=2,
+                reports_dir=d / "reports",
+            )
         return cache[folder]
 
     return get

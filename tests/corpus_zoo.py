@@ -5,6 +5,7 @@ pipeline and every notebook must hold on: no headings, one document, nothing loa
 detected, one prototype, one huge block, one format only, a gold file about missing documents.
 `write(kind, folder)` makes one; `python tests/corpus_zoo.py OUT` writes them all to try by hand.
 """
+
 from __future__ import annotations
 
 import io
@@ -20,8 +21,7 @@ from make_sample_corpus import build_pdf  # noqa: E402  (the sample corpus's own
 POLICY = [
     "We collect the information you give us when you create an account, such as your name, email address and "
     "phone number. We also collect information about how you use the service.",
-    "We keep your personal data for no longer than 24 months after your account is closed. Backups are deleted "
-    "within 90 days.",
+    "We keep your personal data for no longer than 24 months after your account is closed. Backups are deleted within 90 days.",
     "You may ask us to delete your data at any time. We will respond to a deletion request within 30 days.",
     "If you have questions about this policy, email privacy@example.org or write to the Data Protection Officer.",
     "This policy is effective as of January 1, 2025. We may update it from time to time and will notify you by email.",
@@ -86,7 +86,7 @@ def empty_folder(folder: Path) -> None:
 def all_broken(folder: Path) -> None:
     """Every file fails to load: truncated PDF, a docx that is not a zip, binary bytes in a
     .txt, an empty PDF, a format with no loader."""
-    pdf = (folder / "_tmp.pdf")
+    pdf = folder / "_tmp.pdf"
     build_pdf(pdf, [["Page one"]], "<< >>")
     data = pdf.read_bytes()
     pdf.unlink()
@@ -113,46 +113,89 @@ def one_block(folder: Path) -> None:
 
 
 def spreadsheets_only(folder: Path) -> None:
-    _put(folder, "limits.xlsx", _xlsx({
-        "Approvals": [["Spend band", "Approver", "Turnaround"], ["Up to $5,000", "Team lead", "2 business days"],
-                      ["Over $5,000", "Finance Director", "5 business days"]],
-        "Empty": [],
-    }))
+    _put(
+        folder,
+        "limits.xlsx",
+        _xlsx(
+            {
+                "Approvals": [
+                    ["Spend band", "Approver", "Turnaround"],
+                    ["Up to $5,000", "Team lead", "2 business days"],
+                    ["Over $5,000", "Finance Director", "5 business days"],
+                ],
+                "Empty": [],
+            }
+        ),
+    )
 
 
 def pdfs_only(folder: Path) -> None:
-    build_pdf(folder / "policy.pdf", [
-        ["#1. Purpose", "", "This policy sets the approval limits for purchases."],
-        ["#2. Approvals", "", "The Finance Director must approve purchases over $5,000.",
-         "Requests are answered within 5 business days."],
-    ], "<< /Title (Purchasing policy) >>")
+    build_pdf(
+        folder / "policy.pdf",
+        [
+            ["#1. Purpose", "", "This policy sets the approval limits for purchases."],
+            [
+                "#2. Approvals",
+                "",
+                "The Finance Director must approve purchases over $5,000.",
+                "Requests are answered within 5 business days.",
+            ],
+        ],
+        "<< /Title (Purchasing policy) >>",
+    )
     build_pdf(folder / "notes.pdf", [PROSE], "<< >>")
 
 
 def slides_only(folder: Path) -> None:
-    _put(folder, "incident.pptx", _pptx([
-        ("Incident response", "Report every incident to the Security Lead."),
-        ("Severity levels", "SEV1 incidents must be contained within 4 hours."),
-    ]))
+    _put(
+        folder,
+        "incident.pptx",
+        _pptx(
+            [
+                ("Incident response", "Report every incident to the Security Lead."),
+                ("Severity levels", "SEV1 incidents must be contained within 4 hours."),
+            ]
+        ),
+    )
 
 
 def front_matter(folder: Path) -> None:
     """Markdown with YAML front matter (as in static-site handbooks), one of it malformed."""
-    _put(folder, "leave.md", "---\ntitle: Voluntary leave transfer\nkeywords: leave, donation\n---\n\n"
-         "## Eligibility\n\nYou must have a negative leave balance of at least 24 hours.\n")
+    _put(
+        folder,
+        "leave.md",
+        "---\ntitle: Voluntary leave transfer\nkeywords: leave, donation\n---\n\n"
+        "## Eligibility\n\nYou must have a negative leave balance of at least 24 hours.\n",
+    )
     _put(folder, "broken.md", "---\ntitle: [unclosed\n---\n\nThe Security Lead owns the incident log.\n")
 
 
 def gold_missing(folder: Path) -> None:
     """A corpus plus `gold.jsonl` (beside it) whose documents are all absent from it."""
     _put(folder, "handbook.md", "# Leave policy\n\n## Annual leave\n\n" + "\n\n".join(POLICY[1:3]) + "\n")
-    rows = [{"id": "g1", "question": "Who approves purchases?", "document": "missing/contract.txt", "gold_spans": [[0, 10]]},
-            {"id": "g2", "question": "When is it effective?", "document": "nowhere.md", "gold_spans": [[5, 20]]}]
+    rows = [
+        {"id": "g1", "question": "Who approves purchases?", "document": "missing/contract.txt", "gold_spans": [[0, 10]]},
+        {"id": "g2", "question": "When is it effective?", "document": "nowhere.md", "gold_spans": [[5, 20]]},
+    ]
     _put(folder.parent, f"{folder.name}.gold.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
 
 
-KINDS = {f.__name__: f for f in [flat_text, one_document, all_broken, empty_folder, no_affordances, one_block,
-                                  spreadsheets_only, pdfs_only, slides_only, front_matter, gold_missing]}
+KINDS = {
+    f.__name__: f
+    for f in [
+        flat_text,
+        one_document,
+        all_broken,
+        empty_folder,
+        no_affordances,
+        one_block,
+        spreadsheets_only,
+        pdfs_only,
+        slides_only,
+        front_matter,
+        gold_missing,
+    ]
+}
 
 
 def write(kind: str, folder: Path) -> Path:

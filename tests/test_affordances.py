@@ -1,4 +1,5 @@
 """Answer-affordance detectors: labelled precision/recall, extraction, span verification."""
+
 from __future__ import annotations
 
 import random
@@ -67,10 +68,10 @@ def test_extraction_values_offsets_and_types():
     by = {(r["intent"], r["support"]): r for r in aff.iter_rows(named=True)}
     a = by[("approval_lookup", "direct")]
     assert a["span"] == "Purchases over $25,000 must be approved by the Chief Financial Officer."
-    assert TEXT[a["span_start"]:a["span_end"]] == a["span"]
+    assert TEXT[a["span_start"] : a["span_end"]] == a["span"]
     roles = {r["role"]: r for r in a["roles"]}
     assert roles["approver_role"]["value"] == "Chief Financial Officer"
-    assert TEXT[roles["approver_role"]["start"]:roles["approver_role"]["end"]] == "Chief Financial Officer"
+    assert TEXT[roles["approver_role"]["start"] : roles["approver_role"]["end"]] == "Chief Financial Officer"
     assert roles["amount_threshold"]["value"] == "$25,000"
     assert a["amount"] == 25000.0 and a["currency"] == "USD"
     assert a["question"] == "Who must approve purchases over $25,000?"
@@ -86,13 +87,15 @@ def test_extraction_values_offsets_and_types():
     assert {r["role"]: r["value"] for r in v["roles"]}["variance_driver"] == "accelerated hiring"
     for r in aff.iter_rows(named=True):
         for role in r["roles"]:
-            assert TEXT[role["start"]:role["end"]] == role["value"]
+            assert TEXT[role["start"] : role["end"]] == role["value"]
             assert r["span_start"] <= role["start"] <= role["end"] <= r["span_end"]
 
 
 def test_negatives_do_not_fire():
-    aff, _ = run("Only approved vendors may be used. The meeting was held on March 3, 2024. "
-                 "Costs escalated sharply. The first step is understanding the risk.\n")
+    aff, _ = run(
+        "Only approved vendors may be used. The meeting was held on March 3, 2024. "
+        "Costs escalated sharply. The first step is understanding the risk.\n"
+    )
     direct = set(aff.filter(pl.col("support") == "direct")["intent"])
     assert not direct & {"approval_lookup", "effective_date_lookup", "escalation_lookup", "next_step_lookup"}
 
@@ -102,14 +105,20 @@ def test_verify_rejects_what_is_not_verbatim():
     pages = pl.DataFrame([{"doc_id": "d", "page": None, "char_start": 0, "text": TEXT}], schema=PAGES).lazy()
     fr = fragments(pages, FragmentParams())
     good = aff.filter(pl.col("intent") == "approval_lookup").head(1)
-    broken = pl.concat([
-        good.with_columns(pl.lit("aff_shifted").alias("affordance_id"), (pl.col("span_start") + 1), (pl.col("span_end") + 1)),
-        good.with_columns(pl.lit("aff_invented").alias("affordance_id"), pl.lit("Purchases must be approved by the CFO.").alias("span")),
-        good.with_columns(pl.lit("aff_value").alias("affordance_id"),
-                          pl.col("roles").list.eval(pl.element().struct.with_fields(pl.field("start") + 2))),
-        good.with_columns(pl.lit("aff_outside").alias("affordance_id"), pl.col("fragment_id").str.replace(r".*", "nope")),
-        good,
-    ])
+    broken = pl.concat(
+        [
+            good.with_columns(pl.lit("aff_shifted").alias("affordance_id"), (pl.col("span_start") + 1), (pl.col("span_end") + 1)),
+            good.with_columns(
+                pl.lit("aff_invented").alias("affordance_id"), pl.lit("Purchases must be approved by the CFO.").alias("span")
+            ),
+            good.with_columns(
+                pl.lit("aff_value").alias("affordance_id"),
+                pl.col("roles").list.eval(pl.element().struct.with_fields(pl.field("start") + 2)),
+            ),
+            good.with_columns(pl.lit("aff_outside").alias("affordance_id"), pl.col("fragment_id").str.replace(r".*", "nope")),
+            good,
+        ]
+    )
     out = verify(broken.lazy(), fr, document_text(pages)).collect()
     reasons = dict(zip(out["affordance_id"], out["reject_reason"]))
     assert reasons["aff_shifted"] == "span differs from the document text at its offsets"

@@ -1,4 +1,5 @@
 """The affordance stage's shortcuts give exactly what the plain expressions give."""
+
 from __future__ import annotations
 
 import random
@@ -13,10 +14,49 @@ from qspace_frames.affordances.rules import (
     SUBJECT_ASCII,
 )
 
-_WORDS = ["Row 3:", "Step 2 -", "Step 10:", "The", "All", "If", "vendor", "Finance Team", "must", "shall", "is",
-          "owns", "applies", "=", ";", ":", ".", ",", "$5,000", "10%", "30 days", "approved by", "CFO", "who is",
-          "responsible", "escalate to", "effective", "January 1, 2024", "except", "within", "SLA", "revenue",
-          "variance", "due to", "naïve", "Zürich", "’s", "—", "mustn’t", "shall’", "x" * 130]
+_WORDS = [
+    "Row 3:",
+    "Step 2 -",
+    "Step 10:",
+    "The",
+    "All",
+    "If",
+    "vendor",
+    "Finance Team",
+    "must",
+    "shall",
+    "is",
+    "owns",
+    "applies",
+    "=",
+    ";",
+    ":",
+    ".",
+    ",",
+    "$5,000",
+    "10%",
+    "30 days",
+    "approved by",
+    "CFO",
+    "who is",
+    "responsible",
+    "escalate to",
+    "effective",
+    "January 1, 2024",
+    "except",
+    "within",
+    "SLA",
+    "revenue",
+    "variance",
+    "due to",
+    "naïve",
+    "Zürich",
+    "’s",
+    "—",
+    "mustn’t",
+    "shall’",
+    "x" * 130,
+]
 _SPACES = [" ", " ", " ", "  ", "\n", "\t", "\r\n", "\x0b", "\x0c", "\u00a0", "\u2003 "]
 
 

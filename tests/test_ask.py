@@ -1,4 +1,5 @@
 """Answering (issue 5, in progress): cited verbatim quotes, no guessing, clarifications."""
+
 from __future__ import annotations
 
 import jsonschema
@@ -23,10 +24,11 @@ def test_known_answers_are_quoted_verbatim_and_cited(wb, root):
     docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
     answered = got.filter(pl.col("status") == "answered")
     for r in answered.iter_rows(named=True):  # every quote is the document text at its offsets
-        assert docs[r["doc_id"]][r["char_start"]:r["char_end"]] == r["quote"], r
+        assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"], r
         assert r["answer"] and r["answer"] in r["quote"]
     right = got.with_columns(qa["answer"].alias("expected"), qa["document"].alias("exp_doc")).filter(
-        pl.col("quote").str.contains(pl.col("expected"), literal=True) & (pl.col("document") == pl.col("exp_doc")))
+        pl.col("quote").str.contains(pl.col("expected"), literal=True) & (pl.col("document") == pl.col("exp_doc"))
+    )
     assert right.height == qa.height, qa.join(right.select("question"), on="question", how="anti")["question"].to_list()
 
 
@@ -37,16 +39,26 @@ def test_a_pinned_slide_stands_in_for_a_topic_and_free_text_answers_are_the_line
 
 
 def test_absent_answers_are_not_guessed_and_vague_questions_get_a_clarification(wb):
-    got = wb.ask(["Who approves submarine purchases over $9,000,000 on Mars?", "What is the cap?",
-                  "What is the parental leave policy for astronauts?"])
+    got = wb.ask(
+        [
+            "Who approves submarine purchases over $9,000,000 on Mars?",
+            "What is the cap?",
+            "What is the parental leave policy for astronauts?",
+        ]
+    )
     assert got["status"].to_list() == ["no_answer", "clarification", "no_answer"]
     assert got["quote"].null_count() == 3
     assert "cap" in got["clarification"][1]
 
 
 def test_json_output_validates_against_the_schema(wb):
-    got = wb.ask(["Who must approve purchases over $25,000?", "What is the cap?",
-                  "Who must approve purchases over $25,000 and when is the procurement policy effective?"])
+    got = wb.ask(
+        [
+            "Who must approve purchases over $25,000?",
+            "What is the cap?",
+            "Who must approve purchases over $25,000 and when is the procurement policy effective?",
+        ]
+    )
     data = to_json(got)
     jsonschema.validate(data, ANSWER_JSON_SCHEMA)
     assert data[0]["citation"]["document"] == "policy/procurement_policy.md"
@@ -60,8 +72,12 @@ def test_ask_command_help_and_json(root):
 
     helped = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "ask", "--help"], capture_output=True, text=True, cwd=root)
     assert helped.returncode == 0 and "--json" in helped.stdout and "--run" in helped.stdout
-    out = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "ask", "--json", "Who must approve purchases over $25,000?"],
-                         capture_output=True, text=True, cwd=root)
+    out = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "ask", "--json", "Who must approve purchases over $25,000?"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     jsonschema.validate(data, ANSWER_JSON_SCHEMA)

@@ -1,4 +1,5 @@
 """The benchmark's own machinery: scaled corpora, one measured run, the targets from the medians."""
+
 from __future__ import annotations
 
 import hashlib
@@ -75,16 +76,33 @@ def test_one_measured_run_reports_its_stages(tmp_path):
 
 
 def _run(corpus: str, upto: str, e2e: float, rss: float, repeat: int = 1, workers: int = 2, corpus_s: float = 1.0) -> dict:
-    return {"repeat": repeat, "corpus": corpus, "engine": "local", "workers": workers, "upto": upto, "files": 510,
-            "mb": 26.8, "e2e_s": e2e, "mb_per_s": 26.8 / e2e, "peak_rss_mb": rss, "peak_tree_rss_mb": rss * 1.5, "corpus_s": corpus_s}
+    return {
+        "repeat": repeat,
+        "corpus": corpus,
+        "engine": "local",
+        "workers": workers,
+        "upto": upto,
+        "files": 510,
+        "mb": 26.8,
+        "e2e_s": e2e,
+        "mb_per_s": 26.8 / e2e,
+        "peak_rss_mb": rss,
+        "peak_tree_rss_mb": rss * 1.5,
+        "corpus_s": corpus_s,
+    }
 
 
 def test_targets_from_medians_compare_like_with_like():
-    runs = pl.DataFrame([
-        _run("x1", "evaluation", 30.0, 900, 1), _run("x1", "evaluation", 20.0, 950, 2), _run("x1", "evaluation", 40.0, 800, 3),
-        _run("x16", "fragments", 100.0, 1500),
-        _run("pdf", "evaluation", 50.0, 700, corpus_s=10.0), _run("pdf-w1", "corpus", 19.0, 400, workers=1, corpus_s=19.0),
-    ])
+    runs = pl.DataFrame(
+        [
+            _run("x1", "evaluation", 30.0, 900, 1),
+            _run("x1", "evaluation", 20.0, 950, 2),
+            _run("x1", "evaluation", 40.0, 800, 3),
+            _run("x16", "fragments", 100.0, 1500),
+            _run("pdf", "evaluation", 50.0, 700, corpus_s=10.0),
+            _run("pdf-w1", "corpus", 19.0, 400, workers=1, corpus_s=19.0),
+        ]
+    )
     summary = summarise(runs)
     x1 = summary.filter(pl.col("corpus") == "x1").row(0, named=True)
     assert x1["repeats"] == 3 and x1["e2e_s"] == 30.0  # the median, not the mean or the last run

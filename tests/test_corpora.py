@@ -1,5 +1,6 @@
 """The real corpora in ../shared/corpora: every file accounted for, every fragment grounded,
 every token count exact."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -10,9 +11,16 @@ from qspace_frames.schemas import FRAGMENTS, INVENTORY, check
 from qspace_frames.tokens import count_tokens
 
 FOLDERS = [
-    "policy-18f-handbook", "policy-github-site-policy", "debian-policy", "contracts-cuad",
-    "office-pdf-py-pdf-sample-files", "office-pdf-pypdf-resources", "office-docx-python-docx",
-    "office-pptx-python-pptx", "office-xlsx-openpyxl", "qa-contractnli-dev",
+    "policy-18f-handbook",
+    "policy-github-site-policy",
+    "debian-policy",
+    "contracts-cuad",
+    "office-pdf-py-pdf-sample-files",
+    "office-pdf-pypdf-resources",
+    "office-docx-python-docx",
+    "office-pptx-python-pptx",
+    "office-xlsx-openpyxl",
+    "qa-contractnli-dev",
 ]
 STATUSES = {"loaded", "empty", "encrypted", "too_large", "unsupported", "error", "duplicate"}
 
@@ -35,8 +43,11 @@ def test_every_file_accounted_for_and_every_fragment_grounded(folder, corpora, r
     wb, inv, fr = runs(folder)
     check(inv, INVENTORY)
     check(fr, FRAGMENTS)
-    on_disk = sorted(p.relative_to(corpora / folder).as_posix() for p in (corpora / folder).rglob("*")
-                     if p.is_file() and not any(part.startswith(".") for part in p.relative_to(corpora / folder).parts))
+    on_disk = sorted(
+        p.relative_to(corpora / folder).as_posix()
+        for p in (corpora / folder).rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(corpora / folder).parts)
+    )
     assert sorted(inv["path"].to_list()) == on_disk
     assert set(inv["load_status"]) <= STATUSES
     assert inv.filter(pl.col("load_status") != "loaded")["error"].null_count() == 0  # every non-load has a reason

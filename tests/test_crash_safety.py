@@ -7,6 +7,7 @@ runs the whole pipeline on a small copy of the sample corpus in a fresh store, i
 store inspected, and is rerun to completion; the final store must equal a reference store written
 by an uninterrupted run, file for file and byte for byte.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,17 +27,30 @@ from qspace_frames.runtime.store import CRASH_ENV, MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["policy/procurement_policy.md", "finance/budget_guidelines_fy2026.txt", "finance/approval_matrix.xlsx"]
-STAGES = ["corpus", "fragments", "affordances", "prototypes", "classes", "density", "proximity", "evidence",
-          "graph", "trees", "simulation", "chunks", "evaluation"]
+STAGES = [
+    "corpus",
+    "fragments",
+    "affordances",
+    "prototypes",
+    "classes",
+    "density",
+    "proximity",
+    "evidence",
+    "graph",
+    "trees",
+    "simulation",
+    "chunks",
+    "evaluation",
+]
 
 # (stage, point, n): every point of the write protocol, across early, middle and late stages
 CRASH_POINTS = [
-    ("corpus", "tmp_created", 1),        # temporary folder made, nothing in it
-    ("corpus", "table_written", 1),      # one of two tables written (inventory), pages not yet
-    ("corpus", "manifest_written", 1),   # everything written, nothing fsynced
-    ("fragments", "synced", 1),          # durable, but not yet renamed into place
-    ("fragments", "renamed", 1),         # published; the run log has not recorded it
-    ("affordances", "table_written", 2), # both tables written, no manifest
+    ("corpus", "tmp_created", 1),  # temporary folder made, nothing in it
+    ("corpus", "table_written", 1),  # one of two tables written (inventory), pages not yet
+    ("corpus", "manifest_written", 1),  # everything written, nothing fsynced
+    ("fragments", "synced", 1),  # durable, but not yet renamed into place
+    ("fragments", "renamed", 1),  # published; the run log has not recorded it
+    ("affordances", "table_written", 2),  # both tables written, no manifest
     ("prototypes", "tmp_created", 1),
     ("trees", "manifest_written", 1),
     ("simulation", "synced", 1),
@@ -69,8 +83,14 @@ def run_pipeline(work: Path, corpus: Path, crash: str | None = None) -> int:
     env["PYTHONPATH"] = str(project)
     if crash:
         env[CRASH_ENV] = crash
-    proc = subprocess.run([sys.executable, "-c", RUNNER, str(params), str(corpus), str(work / "reports"), str(project),
-                           ",".join(STAGES)], env=env, capture_output=True, text=True, timeout=300, cwd=project)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(params), str(corpus), str(work / "reports"), str(project), ",".join(STAGES)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=project,
+    )
     if proc.returncode not in (0, -signal.SIGKILL):
         raise RuntimeError(f"pipeline failed (exit {proc.returncode}, crash={crash}):\n{proc.stderr[-3000:]}")
     return proc.returncode
@@ -129,7 +149,7 @@ def episode(work: Path, corpus: Path, stage: str, point: str, n: int) -> dict:
         out["partial"] = f"after the kill: {e!r}"
         return out
     out["published"] = any(d.name.startswith("art_") for d in (store / stage).iterdir()) if (store / stage).is_dir() else False
-    out["later"] = [s for s in STAGES[STAGES.index(stage) + 1:] if (store / s).exists()]
+    out["later"] = [s for s in STAGES[STAGES.index(stage) + 1 :] if (store / s).exists()]
     out["rerun_code"] = run_pipeline(work, corpus)
     try:
         out["temps_after"] = assert_no_partial_artifact(store)
@@ -138,7 +158,7 @@ def episode(work: Path, corpus: Path, stage: str, point: str, n: int) -> dict:
         return out
     out["final"] = store_files(store)
     log = [json.loads(line) for line in (work / "reports" / "crash" / "stage_log.jsonl").read_text().splitlines()]
-    out["rerun_actions"] = {e["stage"]: e["action"] for e in log[-len(STAGES):]}
+    out["rerun_actions"] = {e["stage"]: e["action"] for e in log[-len(STAGES) :]}
     return out
 
 
@@ -149,8 +169,7 @@ def episodes(small_corpus) -> tuple[dict[str, bytes], dict[tuple, dict]]:
     work = small_corpus.parent / "reference"
     with ThreadPoolExecutor(max_workers=2) as ex:
         ref = ex.submit(run_pipeline, work, small_corpus)
-        futures = {pt: ex.submit(episode, small_corpus.parent / "-".join(map(str, pt)), small_corpus, *pt)
-                   for pt in CRASH_POINTS}
+        futures = {pt: ex.submit(episode, small_corpus.parent / "-".join(map(str, pt)), small_corpus, *pt) for pt in CRASH_POINTS}
         assert ref.result() == 0
         return store_files(work / "store"), {pt: f.result() for pt, f in futures.items()}
 
@@ -202,4 +221,4 @@ def test_kill_then_rerun(episodes, stage, point, n):
     assert not differing, f"not byte-identical to an uninterrupted run: {differing}"
     actions = r["rerun_actions"]
     assert actions[stage] == ("reused" if point == "renamed" else "computed")
-    assert all(actions[s] == "reused" for s in STAGES[:STAGES.index(stage)])
+    assert all(actions[s] == "reused" for s in STAGES[: STAGES.index(stage)])

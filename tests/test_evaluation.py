@@ -1,4 +1,5 @@
 """Measured evaluation: gold files, the ContractNLI converter, baselines and metrics on real data."""
+
 from __future__ import annotations
 
 import json
@@ -75,23 +76,26 @@ def write_lines(path: Path, lines: list) -> Path:
 GOOD = {"id": "q1", "question": "Who approves?", "document": "a.txt", "gold_spans": [[0, 5]]}
 
 
-@pytest.mark.parametrize("bad, key, rule", [
-    ("{not json", "<json>", "invalid JSON"),
-    ([1, 2], "<line>", "must be a JSON object"),
-    ({k: v for k, v in GOOD.items() if k != "question"}, "question", "missing required key"),
-    ({**GOOD, "id": 7}, "id", "must be a non-empty string"),
-    ({**GOOD, "document": "/etc/passwd"}, "document", "relative"),
-    ({**GOOD, "document": "a/../b.txt"}, "document", "relative"),
-    ({**GOOD, "gold_spans": "0-5"}, "gold_spans", "non-empty list"),
-    ({**GOOD, "gold_spans": []}, "gold_spans", "non-empty list"),
-    ({**GOOD, "gold_spans": [[0, 5], [3]]}, "gold_spans[1]", "[start, end] pair of integers"),
-    ({**GOOD, "gold_spans": [[True, 5]]}, "gold_spans[0]", "[start, end] pair of integers"),
-    ({**GOOD, "gold_spans": [[0, 2.5]]}, "gold_spans[0]", "[start, end] pair of integers"),
-    ({**GOOD, "gold_spans": [[5, 5]]}, "gold_spans[0]", "start must be < end"),
-    ({**GOOD, "gold_spans": [[9, 4]]}, "gold_spans[0]", "start must be < end"),
-    ({**GOOD, "gold_spans": [[0, 1], [-3, 4]]}, "gold_spans[1]", "start must be >= 0"),
-    ({**GOOD, "id": "q0"}, "id", "duplicate id 'q0' (first on line 1)"),
-])
+@pytest.mark.parametrize(
+    "bad, key, rule",
+    [
+        ("{not json", "<json>", "invalid JSON"),
+        ([1, 2], "<line>", "must be a JSON object"),
+        ({k: v for k, v in GOOD.items() if k != "question"}, "question", "missing required key"),
+        ({**GOOD, "id": 7}, "id", "must be a non-empty string"),
+        ({**GOOD, "document": "/etc/passwd"}, "document", "relative"),
+        ({**GOOD, "document": "a/../b.txt"}, "document", "relative"),
+        ({**GOOD, "gold_spans": "0-5"}, "gold_spans", "non-empty list"),
+        ({**GOOD, "gold_spans": []}, "gold_spans", "non-empty list"),
+        ({**GOOD, "gold_spans": [[0, 5], [3]]}, "gold_spans[1]", "[start, end] pair of integers"),
+        ({**GOOD, "gold_spans": [[True, 5]]}, "gold_spans[0]", "[start, end] pair of integers"),
+        ({**GOOD, "gold_spans": [[0, 2.5]]}, "gold_spans[0]", "[start, end] pair of integers"),
+        ({**GOOD, "gold_spans": [[5, 5]]}, "gold_spans[0]", "start must be < end"),
+        ({**GOOD, "gold_spans": [[9, 4]]}, "gold_spans[0]", "start must be < end"),
+        ({**GOOD, "gold_spans": [[0, 1], [-3, 4]]}, "gold_spans[1]", "start must be >= 0"),
+        ({**GOOD, "id": "q0"}, "id", "duplicate id 'q0' (first on line 1)"),
+    ],
+)
 def test_gold_reader_errors_name_file_line_and_key(tmp_path, bad, key, rule):
     path = write_lines(tmp_path / "gold.jsonl", [{**GOOD, "id": "q0"}, "", bad])
     with pytest.raises(ValueError) as e:
@@ -102,7 +106,9 @@ def test_gold_reader_errors_name_file_line_and_key(tmp_path, bad, key, rule):
 
 
 def test_gold_reader_ignores_extra_keys_and_blank_lines(tmp_path):
-    path = write_lines(tmp_path / "gold.jsonl", ["", {**GOOD, "label": "x", "notes": [1]}, "   ", {**GOOD, "id": "q2", "gold_spans": [[3, 9], [0, 4]]}])
+    path = write_lines(
+        tmp_path / "gold.jsonl", ["", {**GOOD, "label": "x", "notes": [1]}, "   ", {**GOOD, "id": "q2", "gold_spans": [[3, 9], [0, 4]]}]
+    )
     g = read_gold(path)
     check(g, GOLD)
     assert g["id"].to_list() == ["q1", "q2"]
@@ -125,7 +131,7 @@ def test_gold_example_reads_and_resolves_against_the_sample_corpus(sample):
     assert res["status"].to_list() == ["ok"] * 5 and res["reason"].null_count() == 5
     text = texts_by_id(sample["docs"])
     for row, line in zip(res.iter_rows(named=True), lines):
-        got = [text[row["doc_id"]][s["start"]:s["end"]] for s in row["gold_spans"]]
+        got = [text[row["doc_id"]][s["start"] : s["end"]] for s in row["gold_spans"]]
         assert got == line["evidence"]  # the hand-written evidence sentences, at their offsets
         assert row["gold_chars"] == sum(len(x) for x in got)
     assert "Purchases over $25,000 must be approved by the Chief Financial Officer." in lines[0]["evidence"]
@@ -138,13 +144,16 @@ def test_resolve_keeps_unresolvable_questions_with_a_reason(tmp_path):
     (corpus / "empty.txt").write_bytes(b"")
     (corpus / "blob.xyz").write_bytes(b"\x00\x01")
     b = build(corpus)
-    gold = pl.DataFrame([
-        {"id": "ok", "question": "q", "document": "a.txt", "gold_spans": [{"start": 0, "end": 5}, {"start": 3, "end": 18}]},
-        {"id": "far", "question": "q", "document": "a.txt", "gold_spans": [{"start": 0, "end": 5}, {"start": 30, "end": 400}]},
-        {"id": "gone", "question": "q", "document": "missing.txt", "gold_spans": [{"start": 0, "end": 5}]},
-        {"id": "empty", "question": "q", "document": "empty.txt", "gold_spans": [{"start": 0, "end": 5}]},
-        {"id": "binary", "question": "q", "document": "blob.xyz", "gold_spans": [{"start": 0, "end": 1}]},
-    ], schema=GOLD)
+    gold = pl.DataFrame(
+        [
+            {"id": "ok", "question": "q", "document": "a.txt", "gold_spans": [{"start": 0, "end": 5}, {"start": 3, "end": 18}]},
+            {"id": "far", "question": "q", "document": "a.txt", "gold_spans": [{"start": 0, "end": 5}, {"start": 30, "end": 400}]},
+            {"id": "gone", "question": "q", "document": "missing.txt", "gold_spans": [{"start": 0, "end": 5}]},
+            {"id": "empty", "question": "q", "document": "empty.txt", "gold_spans": [{"start": 0, "end": 5}]},
+            {"id": "binary", "question": "q", "document": "blob.xyz", "gold_spans": [{"start": 0, "end": 1}]},
+        ],
+        schema=GOLD,
+    )
     res = resolve_gold(gold, b["inventory"], b["docs"])
     assert res["id"].to_list() == ["ok", "far", "gone", "empty", "binary"]
     assert res["status"].to_list() == ["ok", "span_out_of_range", "unknown_document", "not_loaded", "not_loaded"]
@@ -173,8 +182,9 @@ def cnli(corpora, tmp_path_factory):
 def test_contractnli_conversion_counts_and_offsets(cnli):
     raw, out = cnli["raw"], cnli["out"]
     assert cnli["gold_path"] == out / "gold.jsonl"
-    expected = sum(a["choice"] in ("Entailment", "Contradiction")
-                   for d in raw["documents"] for a in d["annotation_sets"][0]["annotations"].values())
+    expected = sum(
+        a["choice"] in ("Entailment", "Contradiction") for d in raw["documents"] for a in d["annotation_sets"][0]["annotations"].values()
+    )
     written = sorted((out / "docs").glob("*.txt"))
     assert len(written) == len(raw["documents"]) == 61
     assert expected == 614
@@ -275,22 +285,64 @@ HAND = "one two three four five six seven eight nine ten"  # one token per word
 
 
 def hand_case() -> tuple[pl.DataFrame, pl.DataFrame]:
-    gold = pl.DataFrame([
-        {"id": "q", "question": "x", "document": "d.txt", "gold_spans": [{"start": 4, "end": 23}], "doc_id": "d",
-         "n_chars": len(HAND), "gold_chars": 19, "status": "ok", "reason": None},
-        {"id": "miss", "question": "x", "document": "d.txt", "gold_spans": [{"start": 40, "end": 45}], "doc_id": "d",
-         "n_chars": len(HAND), "gold_chars": 5, "status": "ok", "reason": None},
-        {"id": "skipped", "question": "x", "document": "gone.txt", "gold_spans": [{"start": 0, "end": 1}], "doc_id": None,
-         "n_chars": None, "gold_chars": 1, "status": "unknown_document", "reason": "no inventory path"},
-    ], schema=RESOLVED_GOLD)
+    gold = pl.DataFrame(
+        [
+            {
+                "id": "q",
+                "question": "x",
+                "document": "d.txt",
+                "gold_spans": [{"start": 4, "end": 23}],
+                "doc_id": "d",
+                "n_chars": len(HAND),
+                "gold_chars": 19,
+                "status": "ok",
+                "reason": None,
+            },
+            {
+                "id": "miss",
+                "question": "x",
+                "document": "d.txt",
+                "gold_spans": [{"start": 40, "end": 45}],
+                "doc_id": "d",
+                "n_chars": len(HAND),
+                "gold_chars": 5,
+                "status": "ok",
+                "reason": None,
+            },
+            {
+                "id": "skipped",
+                "question": "x",
+                "document": "gone.txt",
+                "gold_spans": [{"start": 0, "end": 1}],
+                "doc_id": None,
+                "n_chars": None,
+                "gold_chars": 1,
+                "status": "unknown_document",
+                "reason": "no inventory path",
+            },
+        ],
+        schema=RESOLVED_GOLD,
+    )
     # U1 = "one two three", U2 = "two three four" overlaps U1, U3 = " five ... ten"
     units = [(0, 13), (4, 18), (18, len(HAND))]
     rows = []
     for qid in ("q", "miss"):
         for rank, (s, e) in enumerate(units[: 3 if qid == "q" else 2], start=1):
-            rows.append({"query_id": qid, "strategy": "hand", "rank": rank, "doc_id": "d", "char_start": s, "char_end": e,
-                         "text": HAND[s:e], "n_tokens": count_tokens([HAND[s:e]], ENC)[0], "nodes_visited": rank + 10,
-                         "path_length": rank, "fragment_id": None})
+            rows.append(
+                {
+                    "query_id": qid,
+                    "strategy": "hand",
+                    "rank": rank,
+                    "doc_id": "d",
+                    "char_start": s,
+                    "char_end": e,
+                    "text": HAND[s:e],
+                    "n_tokens": count_tokens([HAND[s:e]], ENC)[0],
+                    "nodes_visited": rank + 10,
+                    "path_length": rank,
+                    "fragment_id": None,
+                }
+            )
     return pl.DataFrame(rows, schema=RETRIEVALS), gold
 
 
@@ -347,18 +399,24 @@ def corpus_of(tmp_path: Path, files: dict[str, str]) -> dict[str, pl.DataFrame]:
 
 
 FILLER = " ".join(f"Clause {i} sets out routine matters about notices, counterparts and headings." for i in range(12))
-CONTRACT = (
-    f"{FILLER}\n\nThe indemnification obligations of the Supplier survive termination of this "
-    f"Agreement for five years.\n\n{FILLER}"
-)
+CONTRACT = f"{FILLER}\n\nThe indemnification obligations of the Supplier survive termination of this Agreement for five years.\n\n{FILLER}"
 
 
 def test_bm25_ranks_the_obviously_relevant_chunk_first(tmp_path):
     b = corpus_of(tmp_path, {"contract.txt": CONTRACT, "other.txt": "Payment is due within thirty days. " * 40})
     text = CONTRACT
     s = text.index("The indemnification")
-    gold = pl.DataFrame([{"id": "q", "question": "Does indemnification survive termination?", "document": "contract.txt",
-                          "gold_spans": [{"start": s, "end": text.index("years.") + 6}]}], schema=GOLD)
+    gold = pl.DataFrame(
+        [
+            {
+                "id": "q",
+                "question": "Does indemnification survive termination?",
+                "document": "contract.txt",
+                "gold_spans": [{"start": s, "end": text.index("years.") + 6}],
+            }
+        ],
+        schema=GOLD,
+    )
     res = resolve_gold(gold, b["inventory"], b["docs"])
     p = EvalParams(chunk_tokens=64, budgets=[64, 128], max_tokens=4096)
     r = bm25_chunks(res, b["docs"], p)
@@ -375,8 +433,9 @@ def test_bm25_ranks_the_obviously_relevant_chunk_first(tmp_path):
 
 def test_max_tokens_stops_after_the_crossing_unit(tmp_path):
     b = corpus_of(tmp_path, {"contract.txt": CONTRACT})
-    gold = pl.DataFrame([{"id": "q", "question": "notices", "document": "contract.txt",
-                          "gold_spans": [{"start": 0, "end": 10}]}], schema=GOLD)
+    gold = pl.DataFrame(
+        [{"id": "q", "question": "notices", "document": "contract.txt", "gold_spans": [{"start": 0, "end": 10}]}], schema=GOLD
+    )
     res = resolve_gold(gold, b["inventory"], b["docs"])
     p = EvalParams(chunk_tokens=32, budgets=[32, 64], max_tokens=100)
     for r in (bm25_chunks(res, b["docs"], p), source_order(res, b["fragments"], p)):
@@ -409,14 +468,23 @@ Each party keeps the other party's information confidential for three years.
 def test_heading_tree_visits_the_matching_section_first(tmp_path):
     b = corpus_of(tmp_path, {"policy.md": POLICY})
     s = POLICY.index("Notice of termination")
-    gold = pl.DataFrame([{"id": "q", "question": "How must a termination notice be delivered?", "document": "policy.md",
-                          "gold_spans": [{"start": s, "end": POLICY.index("office.") + 7}]}], schema=GOLD)
+    gold = pl.DataFrame(
+        [
+            {
+                "id": "q",
+                "question": "How must a termination notice be delivered?",
+                "document": "policy.md",
+                "gold_spans": [{"start": s, "end": POLICY.index("office.") + 7}],
+            }
+        ],
+        schema=GOLD,
+    )
     res = resolve_gold(gold, b["inventory"], b["docs"])
     visits = section_visits(res, b["fragments"]).collect()
     secs = b["fragments"].filter(pl.col("kind") == "section")
     title = dict(zip(secs["fragment_id"], secs["text"]))
     assert title[visits["section_id"][0]] == "### 2.1 Termination Notice Delivery"  # termination, notice
-    assert title[visits["section_id"][1]] == "## 2. Termination"                    # termination
+    assert title[visits["section_id"][1]] == "## 2. Termination"  # termination
     r = heading_tree(res, b["fragments"], P)
     check(r, RETRIEVALS)
     first = r.row(0, named=True)
@@ -452,7 +520,7 @@ def test_silver_gold_from_the_sample_corpus_affordances(sample):
     spans = dict(zip(aff["affordance_id"], aff["span"]))
     for row in res.iter_rows(named=True):
         (sp,) = row["gold_spans"]
-        assert text[row["doc_id"]][sp["start"]:sp["end"]] == spans[row["id"]]
+        assert text[row["doc_id"]][sp["start"] : sp["end"]] == spans[row["id"]]
     assert silver.equals(silver_gold(aff.reverse(), sample["inventory"], max_per_intent=3))
     assert silver_gold(aff, sample["inventory"]).height == direct.height
 

@@ -1,4 +1,5 @@
 """The evaluation's shortcuts give exactly what the plain computation gives."""
+
 from __future__ import annotations
 
 import random
@@ -24,8 +25,9 @@ def plain_bounds(text: str, size: int) -> list[int]:
     while True:
         pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
         over = [j for j, n in enumerate(count_tokens(pieces, ENC)) if n > size]
-        extra = {bounds[j] + c for j, c in zip(over, prefix_chars([pieces[j] for j in over], [size] * len(over), ENC))
-                 if 0 < c < len(pieces[j])}
+        extra = {
+            bounds[j] + c for j, c in zip(over, prefix_chars([pieces[j] for j in over], [size] * len(over), ENC)) if 0 < c < len(pieces[j])
+        }
         if not extra:
             return bounds
         bounds = sorted(set(bounds) | extra)
@@ -74,15 +76,45 @@ def test_fragment_terms_from_sentences_equal_the_joined_texts_counts():
     from qspace_frames.params import AffordanceParams
 
     rng = random.Random(3)
-    words = ["Party", "parties", "disclose", "disclosures", "the", "of", "ΣΟΦΟΣ", "ΟΔΟΣ.", "İstanbul", "3.5", "fees", "e.g.", "(a)",
-             "Term.", "end!", "why?", "x_y", "naïve", "\n", "\n\n", "  ", "\t", "."]
+    words = [
+        "Party",
+        "parties",
+        "disclose",
+        "disclosures",
+        "the",
+        "of",
+        "ΣΟΦΟΣ",
+        "ΟΔΟΣ.",
+        "İstanbul",
+        "3.5",
+        "fees",
+        "e.g.",
+        "(a)",
+        "Term.",
+        "end!",
+        "why?",
+        "x_y",
+        "naïve",
+        "\n",
+        "\n\n",
+        "  ",
+        "\t",
+        ".",
+    ]
     texts = ["".join(rng.choice(words) + rng.choice([" ", "", "\n", ". "]) for _ in range(rng.randint(0, 40))) for _ in range(300)]
     heads = [rng.choice([None, [], ["Fees"], ["Term", "Parties' Σ"], ["A", "B", "C"]]) for _ in texts]
-    units = pl.DataFrame({
-        "doc_id": "d", "fragment_id": [f"f{i:03d}" for i in range(len(texts))], "kind": "paragraph",
-        "heading_path": heads, "char_start": 0, "char_end": [len(t) for t in texts],
-        "text": [None if i % 50 == 7 else t for i, t in enumerate(texts)],
-    }, schema_overrides={"heading_path": pl.List(pl.String)}).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
+    units = pl.DataFrame(
+        {
+            "doc_id": "d",
+            "fragment_id": [f"f{i:03d}" for i in range(len(texts))],
+            "kind": "paragraph",
+            "heading_path": heads,
+            "char_start": 0,
+            "char_end": [len(t) for t in texts],
+            "text": [None if i % 50 == 7 else t for i, t in enumerate(texts)],
+        },
+        schema_overrides={"heading_path": pl.List(pl.String)},
+    ).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
     s = all_sentences(units.lazy(), AffordanceParams()).select("fragment_id", pl.col("sentence").alias("text")).collect()
     s = s.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("chunk"))
     wanted = pl.DataFrame({"term": ["party", "disclos", "σοφος", "οδος", "fee", "3", "5", "term", "istanbul", "x", "y", "naïv", "b"]})
@@ -102,11 +134,14 @@ def test_ask_search_terms_counted_in_parts_equal_the_search_texts_counts():
     rng = random.Random(5)
     words = ["Party", "parties", "the", "ΣΟΦΟΣ", "fees.", "3.5", "x_y", "İx", "-", "\n"]
     n = 400
-    units = pl.DataFrame({
-        "text": [None if i % 97 == 5 else " ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for i in range(n)],
-        "heading_path": [rng.choice([None, [], ["Fees"], ["Term", "Parties"]]) for _ in range(n)],
-        "document": [rng.choice(["a/party_fees.txt", "b-3.5.md", "ΣΟΦΟΣ.txt"]) for _ in range(n)],
-    }, schema_overrides={"heading_path": pl.List(pl.String)})
+    units = pl.DataFrame(
+        {
+            "text": [None if i % 97 == 5 else " ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for i in range(n)],
+            "heading_path": [rng.choice([None, [], ["Fees"], ["Term", "Parties"]]) for _ in range(n)],
+            "document": [rng.choice(["a/party_fees.txt", "b-3.5.md", "ΣΟΦΟΣ.txt"]) for _ in range(n)],
+        },
+        schema_overrides={"heading_path": pl.List(pl.String)},
+    )
     wanted = pl.DataFrame({"term": ["party", "fee", "σοφος", "3", "5", "x", "y", "txt", "md", "a", "b", "term"]})
     dl, tf = _search_terms(units, wanted)
     search = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), SEARCH.alias("text"))

@@ -1,4 +1,5 @@
 """Fragmentation: offsets, hierarchy, limits, exact token counts."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -20,7 +21,7 @@ def frag(text: str, p: FragmentParams = P, doc: str = "d") -> pl.DataFrame:
 
 def assert_grounded(text: str, fr: pl.DataFrame) -> None:
     for r in fr.iter_rows(named=True):
-        assert text[r["char_start"]:r["char_end"]] == r["text"], r
+        assert text[r["char_start"] : r["char_end"]] == r["text"], r
 
 
 DOC = """# Procurement Policy
@@ -99,15 +100,25 @@ def test_token_counts_are_exact():
 
 def test_same_rows_for_a_document_whatever_the_batch():
     a = frag(DOC, doc="d1")
-    other = pl.DataFrame([{"doc_id": "d0", "page": None, "char_start": 0, "text": "# Other\n\nSome other document text here."},
-                          {"doc_id": "d1", "page": None, "char_start": 0, "text": DOC}], schema=PAGES)
+    other = pl.DataFrame(
+        [
+            {"doc_id": "d0", "page": None, "char_start": 0, "text": "# Other\n\nSome other document text here."},
+            {"doc_id": "d1", "page": None, "char_start": 0, "text": DOC},
+        ],
+        schema=PAGES,
+    )
     b = fragments(other.lazy(), P).collect().filter(pl.col("doc_id") == "d1")
     assert a.equals(b)
 
 
 def test_pages_keep_page_numbers_and_offsets():
-    pages = pl.DataFrame([{"doc_id": "p", "page": 1, "char_start": 0, "text": "# Title\n\nFirst page paragraph here."},
-                          {"doc_id": "p", "page": 2, "char_start": 37, "text": "Second page paragraph here."}], schema=PAGES)
+    pages = pl.DataFrame(
+        [
+            {"doc_id": "p", "page": 1, "char_start": 0, "text": "# Title\n\nFirst page paragraph here."},
+            {"doc_id": "p", "page": 2, "char_start": 37, "text": "Second page paragraph here."},
+        ],
+        schema=PAGES,
+    )
     text = "# Title\n\nFirst page paragraph here." + "\n\n" + "Second page paragraph here."
     fr = fragments(pages.lazy(), P).collect()
     assert_grounded(text, fr)
@@ -152,10 +163,19 @@ def test_ungrounded_names_the_fragments_not_at_their_offsets():
 
     n = 3 * DOCS_PER_STEP + 1
     docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n)], "doc_text": [f"héllo wörld {i}" for i in range(n)]})
-    fr = pl.DataFrame({"fragment_id": [f"f{i}" for i in range(n)], "doc_id": [f"d{i}" for i in range(n)],
-                       "char_start": [6] * n, "char_end": [11] * n, "text": ["wörld"] * n})
+    fr = pl.DataFrame(
+        {
+            "fragment_id": [f"f{i}" for i in range(n)],
+            "doc_id": [f"d{i}" for i in range(n)],
+            "char_start": [6] * n,
+            "char_end": [11] * n,
+            "text": ["wörld"] * n,
+        }
+    )
     assert ungrounded(fr, docs).is_empty()
-    wrong = fr.with_columns(pl.when(pl.col("fragment_id").is_in(["f3", f"f{n - 1}"])).then(pl.lit("world")).otherwise(pl.col("text")).alias("text"))
+    wrong = fr.with_columns(
+        pl.when(pl.col("fragment_id").is_in(["f3", f"f{n - 1}"])).then(pl.lit("world")).otherwise(pl.col("text")).alias("text")
+    )
     orphan = pl.DataFrame({"fragment_id": ["fx"], "doc_id": ["gone"], "char_start": [0], "char_end": [1], "text": ["h"]})
     got = ungrounded(pl.concat([wrong, orphan]), docs)
     assert sorted(got["fragment_id"]) == sorted(["f3", f"f{n - 1}", "fx"])

@@ -1,6 +1,7 @@
 """Markdown YAML front matter: the title becomes the document's level-1 heading, the rest of the
 block blank filler of the same length, so every offset after it still points into the file as
 decoded; front matter that cannot be trusted stays as text, with a note."""
+
 from __future__ import annotations
 
 import re
@@ -78,11 +79,10 @@ def test_title_becomes_the_heading_and_offsets_hold(tmp_path):
 
     fr = frag(r)
     for row in fr.iter_rows(named=True):  # every fragment grounded in the loaded text
-        assert text[row["char_start"]:row["char_end"]] == row["text"]
+        assert text[row["char_start"] : row["char_end"]] == row["text"]
     assert not fr["text"].str.contains("title:|---|keywords|redirect_from").any()
     title = fr.row(0, named=True)
-    assert (title["kind"], title["level"], title["text"], title["char_start"]) == (
-        "section", 1, "# Voluntary Leave Transfer Program", 0)
+    assert (title["kind"], title["level"], title["text"], title["char_start"]) == ("section", 1, "# Voluntary Leave Transfer Program", 0)
     intro = fr.filter(pl.col("text").str.starts_with("The Voluntary")).row(0, named=True)
     assert intro["heading_path"] == ["Voluntary Leave Transfer Program"]
     assert intro["parent_id"] == title["fragment_id"]
@@ -150,13 +150,16 @@ def test_a_title_longer_than_its_block_is_cut_to_fit():
 # --------------------------------------------------------------------------- without a title
 
 
-@pytest.mark.parametrize("raw", [
-    "---\nlayout: page\npermalink: /leave/\n---\n\nThe leave policy applies to all employees.\n",
-    "---\ntitle: '   '\n---\n\nThe leave policy applies to all employees.\n",
-    "---\ntitle: [a, b]\n---\n\nThe leave policy applies to all employees.\n",
-    "---\n---\n\nThe leave policy applies to all employees.\n",
-    "---\n# only a comment\n---\n\nThe leave policy applies to all employees.\n",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "---\nlayout: page\npermalink: /leave/\n---\n\nThe leave policy applies to all employees.\n",
+        "---\ntitle: '   '\n---\n\nThe leave policy applies to all employees.\n",
+        "---\ntitle: [a, b]\n---\n\nThe leave policy applies to all employees.\n",
+        "---\n---\n\nThe leave policy applies to all employees.\n",
+        "---\n# only a comment\n---\n\nThe leave policy applies to all employees.\n",
+    ],
+)
 def test_front_matter_without_a_title_is_blanked(tmp_path, raw):
     r = load_bytes(tmp_path, "x.md", raw.encode())
     text = text_of(r)
@@ -177,23 +180,31 @@ def test_only_front_matter_without_a_title_is_empty(tmp_path):
 # --------------------------------------------------------------------------- kept as text
 
 
-@pytest.mark.parametrize("raw,why", [
-    ("---\ntitle: [unclosed\n---\n\nThe Security Lead owns the incident log.\n",
-     "YAML error: ParserError: expected ',' or ']', but got '<stream end>' at line 3"),
-    ("---\ntitle: x\n\nThe Security Lead owns the incident log.\n", "no closing '---' or '...' line"),
-    ("---\n- title\n- x\n---\n\nThe Security Lead owns the incident log.\n", "YAML list, not a mapping"),
-    ("---\njust a sentence\n---\n\nThe Security Lead owns the incident log.\n", "YAML str, not a mapping"),
-    ("---\ntitle: !!python/object/apply:os.system ['touch /tmp/pwned']\n---\n\nThe log.\n",
-     "YAML error: ConstructorError: could not determine a constructor for the tag "
-     "'tag:yaml.org,2002:python/object/apply:os.system' at line 2"),
-    ("---\n!!python/object:builtins.dict {title: x}\n---\n\nThe log.\n",
-     "YAML error: ConstructorError: could not determine a constructor for the tag "
-     "'tag:yaml.org,2002:python/object:builtins.dict' at line 2"),
-    ("---\ntitle: [" + "[" * 1200 + "\n---\nThe log.\n",
-     "YAML error: RecursionError: maximum recursion depth exceeded"),
-    ("---\n" + "k: v\n" * 1000 + "---\nThe log.\n", "no closing line within 1,000 lines or 64 KiB"),
-    ("---\ntitle: " + "x" * 70_000 + "\n---\nThe log.\n", "no closing line within 1,000 lines or 64 KiB"),
-])
+@pytest.mark.parametrize(
+    "raw,why",
+    [
+        (
+            "---\ntitle: [unclosed\n---\n\nThe Security Lead owns the incident log.\n",
+            "YAML error: ParserError: expected ',' or ']', but got '<stream end>' at line 3",
+        ),
+        ("---\ntitle: x\n\nThe Security Lead owns the incident log.\n", "no closing '---' or '...' line"),
+        ("---\n- title\n- x\n---\n\nThe Security Lead owns the incident log.\n", "YAML list, not a mapping"),
+        ("---\njust a sentence\n---\n\nThe Security Lead owns the incident log.\n", "YAML str, not a mapping"),
+        (
+            "---\ntitle: !!python/object/apply:os.system ['touch /tmp/pwned']\n---\n\nThe log.\n",
+            "YAML error: ConstructorError: could not determine a constructor for the tag "
+            "'tag:yaml.org,2002:python/object/apply:os.system' at line 2",
+        ),
+        (
+            "---\n!!python/object:builtins.dict {title: x}\n---\n\nThe log.\n",
+            "YAML error: ConstructorError: could not determine a constructor for the tag "
+            "'tag:yaml.org,2002:python/object:builtins.dict' at line 2",
+        ),
+        ("---\ntitle: [" + "[" * 1200 + "\n---\nThe log.\n", "YAML error: RecursionError: maximum recursion depth exceeded"),
+        ("---\n" + "k: v\n" * 1000 + "---\nThe log.\n", "no closing line within 1,000 lines or 64 KiB"),
+        ("---\ntitle: " + "x" * 70_000 + "\n---\nThe log.\n", "no closing line within 1,000 lines or 64 KiB"),
+    ],
+)
 def test_malformed_front_matter_is_kept_as_text_with_a_note(tmp_path, raw, why):
     r = load_bytes(tmp_path, "x.md", raw.encode())
     assert r.status == "loaded"
@@ -202,13 +213,16 @@ def test_malformed_front_matter_is_kept_as_text_with_a_note(tmp_path, raw, why):
     assert not Path("/tmp/pwned").exists()
 
 
-@pytest.mark.parametrize("raw", [
-    "Plain markdown.\n\n---\n\ntitle: not front matter\n---\n",  # not at the start
-    "----\ntitle: x\n----\nBody\n",  # not a '---' line
-    "--- title: x\n---\nBody\n",
-    " ---\ntitle: x\n---\nBody\n",
-    "---",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Plain markdown.\n\n---\n\ntitle: not front matter\n---\n",  # not at the start
+        "----\ntitle: x\n----\nBody\n",  # not a '---' line
+        "--- title: x\n---\nBody\n",
+        " ---\ntitle: x\n---\nBody\n",
+        "---",
+    ],
+)
 def test_no_front_matter_no_change_no_note(tmp_path, raw):
     r = load_bytes(tmp_path, "x.md", raw.encode())
     assert (r.status, r.reason, r.pages) == ("loaded", "", [(None, raw)])

@@ -7,6 +7,7 @@ observed rather than suffered; the test asserts that every file is in the invent
 status and reason of the EXPECTED table below, that the run completes, that the subprocess
 stays under 1 GB of peak RSS, and that nothing was fetched or expanded from hostile XML.
 """
+
 from __future__ import annotations
 
 import io
@@ -92,15 +93,15 @@ def _lying_size(package: bytes, member: str, declared: int) -> bytes:
     name = member.encode()
     local = data.find(b"PK\x03\x04")
     while local >= 0:
-        n = int.from_bytes(data[local + 26:local + 28], "little")
-        if data[local + 30:local + 30 + n] == name:
-            data[local + 22:local + 26] = declared.to_bytes(4, "little")
+        n = int.from_bytes(data[local + 26 : local + 28], "little")
+        if data[local + 30 : local + 30 + n] == name:
+            data[local + 22 : local + 26] = declared.to_bytes(4, "little")
         local = data.find(b"PK\x03\x04", local + 4)
     central = data.find(b"PK\x01\x02")
     while central >= 0:
-        n = int.from_bytes(data[central + 28:central + 30], "little")
-        if data[central + 46:central + 46 + n] == name:
-            data[central + 24:central + 28] = declared.to_bytes(4, "little")
+        n = int.from_bytes(data[central + 28 : central + 30], "little")
+        if data[central + 46 : central + 46 + n] == name:
+            data[central + 24 : central + 28] = declared.to_bytes(4, "little")
         central = data.find(b"PK\x01\x02", central + 4)
     return bytes(data)
 
@@ -110,11 +111,7 @@ RENAMED_EXPECTED = {  # what python-docx (lxml) makes of a DTD in a part the pro
     "xxe-file": ("empty", r"no text in the document body"),  # the entity is left unresolved, not fetched
     "xxe-http": ("empty", r"no text in the document body"),
 }
-LAUGHS_DTD = (
-    f'<!DOCTYPE r [<!ENTITY l0 "{LAUGH}">'
-    + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
-    + "]>"
-)
+LAUGHS_DTD = f'<!DOCTYPE r [<!ENTITY l0 "{LAUGH}">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10)) + "]>"
 
 
 def _with_dtd(xml: bytes, dtd: str, entity: str) -> bytes:
@@ -160,8 +157,7 @@ def _minimal_pdf(kids_of_pages: str, count: int = 1) -> bytes:
         "<< /Type /Catalog /Pages 2 0 R >>",
         f"<< /Type /Pages /Kids [{kids_of_pages}] /Count {count} >>",
         "<< /Type /Pages /Parent 2 0 R /Kids [2 0 R 3 0 R 4 0 R] /Count 1 >>",
-        "<< /Type /Page /Parent 3 0 R /MediaBox [0 0 200 200] /Contents 5 0 R "
-        "/Resources << /Font << /F1 6 0 R >> >> >>",
+        "<< /Type /Page /Parent 3 0 R /MediaBox [0 0 200 200] /Contents 5 0 R /Resources << /Font << /F1 6 0 R >> >> >>",
         None,  # content stream
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
@@ -189,10 +185,13 @@ def _flate_bomb_pdf(inflated: int) -> bytes:
     for _ in range(inflated // len(chunk)):
         body += c.compress(chunk)
     body += c.flush()
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(body) + body + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(body) + body + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for i, obj in enumerate(objs, 1):
         offsets.append(len(out))
@@ -245,49 +244,87 @@ def make_hostile_corpus(root: Path, http_url: str = "http://127.0.0.1:9/evil.dtd
     doc_xml = _member(docx_pkg, "word/document.xml")
     xlsx_strings = "xl/worksheets/sheet1.xml"
     strings_xml = _member(xlsx_pkg, xlsx_strings)
-    for kind, dtd, entity in [("laughs", LAUGHS_DTD, "l9"), ("xxe-file", xxe_file, "xxe"),
-                              ("xxe-http", xxe_http, "xxe"), ("xxe-param", xxe_param, "amp")]:
-        put(f"xml/{kind}.docx", _rezip(docx_pkg, {"word/document.xml": _with_dtd(doc_xml, dtd, entity)}),
-            "error", refused.format(part=r"word/document\.xml"))
-        put(f"xml/{kind}.xlsx", _rezip(xlsx_pkg, {xlsx_strings: _with_dtd(strings_xml, dtd, entity)}),
-            "error", refused.format(part=r"xl/worksheets/sheet1\.xml"))
+    for kind, dtd, entity in [
+        ("laughs", LAUGHS_DTD, "l9"),
+        ("xxe-file", xxe_file, "xxe"),
+        ("xxe-http", xxe_http, "xxe"),
+        ("xxe-param", xxe_param, "amp"),
+    ]:
+        put(
+            f"xml/{kind}.docx",
+            _rezip(docx_pkg, {"word/document.xml": _with_dtd(doc_xml, dtd, entity)}),
+            "error",
+            refused.format(part=r"word/document\.xml"),
+        )
+        put(
+            f"xml/{kind}.xlsx",
+            _rezip(xlsx_pkg, {xlsx_strings: _with_dtd(strings_xml, dtd, entity)}),
+            "error",
+            refused.format(part=r"xl/worksheets/sheet1\.xml"),
+        )
 
     # the same attacks in parts whose names do not end in .xml (not vetted by name): the XML
     # parsers themselves must neither fetch nor expand (lxml: no network, entity amplification cap)
     for kind, dtd, entity in [("laughs", LAUGHS_DTD, "l9"), ("xxe-file", xxe_file, "xxe"), ("xxe-http", xxe_http, "xxe")]:
         pkg = _rezip(docx_pkg, {"word/document.xml": _with_dtd(doc_xml, dtd, entity)})
-        put(f"xml/renamed-part-{kind}.docx", _rename_part(pkg, "word/document.xml", "word/body.bin"),
-            *RENAMED_EXPECTED[kind])
+        put(f"xml/renamed-part-{kind}.docx", _rename_part(pkg, "word/document.xml", "word/body.bin"), *RENAMED_EXPECTED[kind])
 
     # PDFs: truncated, cyclic page trees (a /Pages node listing itself, and a child listing its parent)
     good_pdf = _text_pdf()
     put("pdf/control.pdf", good_pdf, "loaded", r"")
     put("pdf/truncated.pdf", good_pdf[: len(good_pdf) // 2], "error", r"pdf (parse failed|page tree unreadable): .+")
     put("pdf/cyclic-self.pdf", _minimal_pdf("2 0 R 3 0 R"), "error", r"pdf page tree unreadable: .+")
-    put("pdf/flate-bomb.pdf", _flate_bomb_pdf(RATIO_BOMB_BYTES), "error",  # pypdf stops inflating at its limit
-        r"pdf text extraction failed on all 1 pages \(first: page 1: LimitReachedError: Limit reached while decompressing.*\)")
+    put(
+        "pdf/flate-bomb.pdf",
+        _flate_bomb_pdf(RATIO_BOMB_BYTES),
+        "error",  # pypdf stops inflating at its limit
+        r"pdf text extraction failed on all 1 pages \(first: page 1: LimitReachedError: Limit reached while decompressing.*\)",
+    )
     put("pdf/cyclic-parent.pdf", _minimal_pdf("3 0 R"), "error", r"pdf page tree unreadable: .+")
 
     # text formats
     put("text/deep.json", "[" * 100_000 + "]" * 100_000, "error", r"JSON nested deeper than 64.*")
-    put("text/deep.jsonl", "{}\n" + '{"a":' * 100_000 + "1" + "}" * 100_000 + "\n", "loaded",
-        r"1 of 2 lines are not valid JSON, skipped \(first: line 2: JSON nested deeper than 64.*")
-    put("text/lone-surrogate.json", '{"a": "x\\ud800y", "b": "\\ud83d\\ude00 paired is fine"}', "loaded",
-        r"1 lone surrogate code points replaced with U\+FFFD")
-    put("text/one-huge-line.txt", "word " * (MAX_FILE_BYTES // 5 + 1000), "too_large",
-        r"file is [\d,]+ bytes, over max_file_bytes=2,097,152")
-    put("text/invalid-utf8.txt", b"Purchases over \xff\xfe$25,000 need approval from the caf\xe9 manager.\n", "loaded",
-        r"not valid UTF-8: 3 undecodable bytes replaced with U\+FFFD")
-    put("text/invalid-utf8-binary.txt", bytes(range(0x80, 0x100)) * 40, "unsupported",
-        r"binary content in a text file \(.*over binary_ratio=0\.1\)")
+    put(
+        "text/deep.jsonl",
+        "{}\n" + '{"a":' * 100_000 + "1" + "}" * 100_000 + "\n",
+        "loaded",
+        r"1 of 2 lines are not valid JSON, skipped \(first: line 2: JSON nested deeper than 64.*",
+    )
+    put(
+        "text/lone-surrogate.json",
+        '{"a": "x\\ud800y", "b": "\\ud83d\\ude00 paired is fine"}',
+        "loaded",
+        r"1 lone surrogate code points replaced with U\+FFFD",
+    )
+    put(
+        "text/one-huge-line.txt",
+        "word " * (MAX_FILE_BYTES // 5 + 1000),
+        "too_large",
+        r"file is [\d,]+ bytes, over max_file_bytes=2,097,152",
+    )
+    put(
+        "text/invalid-utf8.txt",
+        b"Purchases over \xff\xfe$25,000 need approval from the caf\xe9 manager.\n",
+        "loaded",
+        r"not valid UTF-8: 3 undecodable bytes replaced with U\+FFFD",
+    )
+    put(
+        "text/invalid-utf8-binary.txt",
+        bytes(range(0x80, 0x100)) * 40,
+        "unsupported",
+        r"binary content in a text file \(.*over binary_ratio=0\.1\)",
+    )
     put("text/utf16-bom.txt", "Überschrift: UTF-16 text with a BOM.\n".encode("utf-16"), "loaded", r"decoded as UTF-16 \(BOM\)")
     put("text/utf16-bom.csv", "name,value\nalpha,Ünïcödé\n".encode("utf-16"), "loaded", r"decoded as UTF-16 \(BOM\)")
-    put("text/not-a-pdf.pdf", "Hello, I am plain text wearing a .pdf name.\n", "error",
-        r"not a PDF: no %PDF- header in the first 1 KiB \(starts with b'Hello, I am '\)")
+    put(
+        "text/not-a-pdf.pdf",
+        "Hello, I am plain text wearing a .pdf name.\n",
+        "error",
+        r"not a PDF: no %PDF- header in the first 1 KiB \(starts with b'Hello, I am '\)",
+    )
     put("text/not-a-docx.docx", "plain text named .docx\n", "error", r"not a zip archive \(BadZipFile: .*")
     put("text/deep-nesting.html", "<div>" * 100_000 + "deep text" + "</div>" * 100_000, "loaded", r"")
-    put("text/deep-skip.html", "<noscript>" * 50_000 + "hidden" + "</noscript>" * 50_000 + "<p>after the noscripts</p>",
-        "loaded", r"")
+    put("text/deep-skip.html", "<noscript>" * 50_000 + "hidden" + "</noscript>" * 50_000 + "<p>after the noscripts</p>", "loaded", r"")
     put("text/deep-tables.html", "<table><tr><td>" * 5_000 + "cell" + "</td></tr></table>" * 5_000, "loaded", r"")
     put("text/huge-cell.csv", 'name,value\nalpha,"' + "x" * 300_000 + '"\n', "loaded", r"")
     put("text/long-line-under-limit.txt", "word " * 400_000, "loaded", r"")  # 2,000,000 bytes, one line
@@ -307,7 +344,10 @@ def make_hostile_corpus(root: Path, http_url: str = "http://127.0.0.1:9/evil.dtd
     put("names/a.txt", "Same bytes under two names.\n", "duplicate", r"same bytes as names/a\\nb\.txt")
     bad_name = os.fsdecode(b"names/bad-\xff-name.txt")
     (root / bad_name).write_bytes(b"A file whose name is not UTF-8.\n")
-    exp["names/bad-\\xff-name.txt"] = ("error", re.escape("file name is not valid UTF-8 (shown with \\x escapes): not read; rename the file"))
+    exp["names/bad-\\xff-name.txt"] = (
+        "error",
+        re.escape("file name is not valid UTF-8 (shown with \\x escapes): not read; rename the file"),
+    )
 
     # things that are not readable regular files, as root too
     special = root / "special"
@@ -337,8 +377,21 @@ def make_hostile_corpus(root: Path, http_url: str = "http://127.0.0.1:9/evil.dtd
 # --------------------------------------------------------------------------- the run, in a subprocess
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES_TO_RUN = ["corpus", "fragments", "affordances", "prototypes", "classes", "density", "proximity",
-                 "evidence", "graph", "trees", "simulation", "chunks", "evaluation"]
+STAGES_TO_RUN = [
+    "corpus",
+    "fragments",
+    "affordances",
+    "prototypes",
+    "classes",
+    "density",
+    "proximity",
+    "evidence",
+    "graph",
+    "trees",
+    "simulation",
+    "chunks",
+    "evaluation",
+]
 RUNNER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
@@ -375,8 +428,12 @@ def hostile_run(tmp_path_factory):
     params = tmp / "params.yaml"
     params.write_text(f"store:\n  root: {tmp / 'store'}\ncorpus:\n  max_file_bytes: {MAX_FILE_BYTES}\n", encoding="utf-8")
     out, err = open(tmp / "stdout", "wb"), open(tmp / "stderr", "wb")
-    proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(params), str(corpus), str(tmp / "reports"), str(ROOT),
-                             ",".join(STAGES_TO_RUN)], stdout=out, stderr=err, cwd=tmp)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, str(params), str(corpus), str(tmp / "reports"), str(ROOT), ",".join(STAGES_TO_RUN)],
+        stdout=out,
+        stderr=err,
+        cwd=tmp,
+    )
     try:
         proc.wait(timeout=240)  # a hang is a failure, not a stuck test session
     except subprocess.TimeoutExpired:
@@ -397,16 +454,22 @@ def hostile_run(tmp_path_factory):
         fetched = False
     finally:
         listener.close()
-    return {"fetched": fetched, "expected": expected, "peak": peak, "done": done, "stderr": stderr,
-            "inventory": pl.read_parquet(Path(done["corpus"]) / "inventory.parquet"),
-            "pages": pl.read_parquet(Path(done["corpus"]) / "pages.parquet"),
-            "fragments": pl.read_parquet(Path(done["fragments"]) / "fragments.parquet")}
+    return {
+        "fetched": fetched,
+        "expected": expected,
+        "peak": peak,
+        "done": done,
+        "stderr": stderr,
+        "inventory": pl.read_parquet(Path(done["corpus"]) / "inventory.parquet"),
+        "pages": pl.read_parquet(Path(done["corpus"]) / "pages.parquet"),
+        "fragments": pl.read_parquet(Path(done["fragments"]) / "fragments.parquet"),
+    }
 
 
 def test_every_hostile_file_is_in_the_inventory_with_the_expected_status(hostile_run):
     inv, expected = hostile_run["inventory"], hostile_run["expected"]
     rows = {r["path"]: r for r in inv.iter_rows(named=True)}
-    assert sorted(rows) == sorted(expected), (sorted(set(rows) ^ set(expected)))
+    assert sorted(rows) == sorted(expected), sorted(set(rows) ^ set(expected))
     wrong = []
     for path, (status, reason) in sorted(expected.items()):
         r = rows[path]
@@ -451,7 +514,7 @@ def test_loaded_hostile_text_is_what_the_files_hold(hostile_run):
 
     assert text_of("text/utf16-bom.txt") == "Überschrift: UTF-16 text with a BOM.\n"
     assert text_of("text/invalid-utf8.txt") == "Purchases over \ufffd\ufffd$25,000 need approval from the caf\ufffd manager.\n"
-    assert text_of("text/lone-surrogate.json") == "a = x\ufffdy\nb = \U0001F600 paired is fine"
+    assert text_of("text/lone-surrogate.json") == "a = x\ufffdy\nb = \U0001f600 paired is fine"
     assert text_of("text/script.html") == "Hi there"  # script dropped, the img carries no text
     assert text_of("pdf/control.pdf") == "cyclic page tree"
     assert text_of("text/deep-nesting.html") == "deep text"

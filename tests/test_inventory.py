@@ -1,4 +1,5 @@
 """Discovery: what is walked, what is skipped, how the corpus is chosen."""
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 Every file of every corpus folder is loaded once (contracts-cuad: a handful) and must come back
 as a valid Loaded, silently; then specific files are checked against what is known about them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,9 +54,7 @@ def corpus_files(corpora: Path) -> dict[str, list[Path]]:
     for folder in sorted(d for d in corpora.iterdir() if d.is_dir()):
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         if folder.name == "contracts-cuad":
-            files = [f for f in files if f.suffix != ".txt"][:CUAD_SAMPLE] + [
-                f for f in files if f.suffix == ".txt"
-            ][:CUAD_SAMPLE]
+            files = [f for f in files if f.suffix != ".txt"][:CUAD_SAMPLE] + [f for f in files if f.suffix == ".txt"][:CUAD_SAMPLE]
         out[folder.name] = files
     assert len(out) >= 10, f"expected the 10 corpus folders of the README, found {sorted(out)}"
     return out
@@ -301,7 +300,7 @@ def test_txt_and_md_come_back_unchanged(sweep, corpora):
                     [(page, text)] = r.pages
                     end = raw.index("\n---", 3) + 4  # the closing line (none of these use "...")
                     assert page is None and len(text) == len(raw) and text[end:] == raw[end:], rel
-                    assert text.startswith("# ") and not text[text.index("\n"):end].strip(), rel
+                    assert text.startswith("# ") and not text[text.index("\n") : end].strip(), rel
                     blanked += 1
                 else:
                     assert r.pages == [(None, raw)], rel
@@ -340,14 +339,24 @@ def test_docx_headings_lists_and_table_rows(sweep):
     assert result(sweep, base + "par-known-styles.docx").pages[0][1].split("\n\n") == [
         "no specified style", "missing style", "# Heading 1", "Body Text",
     ]  # fmt: skip
-    assert result(sweep, base + "tbl-cell-access.docx").pages[0][1].startswith(
-        "Row 1: 1 = 4; 2 = 5; 3 = 6\n\nRow 2: 1 = 7; 2 = 8; 3 = 9\n\nRow 1: 1 = 4; 3 = 6"
+    assert (
+        result(sweep, base + "tbl-cell-access.docx")
+        .pages[0][1]
+        .startswith("Row 1: 1 = 4; 2 = 5; 3 = 6\n\nRow 2: 1 = 7; 2 = 8; 3 = 9\n\nRow 1: 1 = 4; 3 = 6")
     )
     # Paragraphs and tables interleaved in document order; a header row with nothing under it
     # is read as data rather than lost.
-    assert result(sweep, "office-docx-python-docx/tests/test_files/sct-inner-content.docx").pages[0][1].split(
-        "\n\n"
-    ) == ["P1", "Row 1: col1 = T2", "P3", "Row 1: col1 = T4", "P5", "P6", "P7", "P8", "P9"]
+    assert result(sweep, "office-docx-python-docx/tests/test_files/sct-inner-content.docx").pages[0][1].split("\n\n") == [
+        "P1",
+        "Row 1: col1 = T2",
+        "P3",
+        "Row 1: col1 = T4",
+        "P5",
+        "P6",
+        "P7",
+        "P8",
+        "P9",
+    ]
     kickoff = result(sweep, "policy-18f-handbook/downloads/TEMPLATE_Internal_kickoff_agenda.docx")
     blocks = kickoff.pages[0][1].split("\n\n")
     assert blocks[0].startswith("Row 1: col1 = 🏁 🔐 🏁 FRONT MATTER")
@@ -371,9 +380,7 @@ def test_pptx_pages_are_slides(sweep, corpora):
         (2, "Row 1: col1 = merged cell\n\nRow 1: col1 = merged cell"),  # spanned cells once
         (3, "Row 1: a = d; b = e; c = f\n\nRow 2: a = g; b = h; c = i"),
     ]
-    assert result(sweep, "office-pptx-python-pptx/tests/test_files/test.pptx").pages == [
-        (1, "# Presentation Title Text\n\nSubtitle Text")
-    ]
+    assert result(sweep, "office-pptx-python-pptx/tests/test_files/test.pptx").pages == [(1, "# Presentation Title Text\n\nSubtitle Text")]
     for rel, r in sweep["results"]["office-pptx-python-pptx"].items():
         if rel.endswith(".pptx") and r.status in ("loaded", "empty"):
             assert r.n_pages == len(Presentation(str(base / rel)).slides), rel
@@ -684,9 +691,7 @@ def test_html_title_is_not_repeated_when_there_is_an_h1(tmp_path):
 def test_csv_conventions(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text('name;amount;note\nAlice;10;"two\nlines"\n\nBob;;x\n', encoding="utf-8")
-    assert load(path).pages == [
-        (None, "Row 1: name = Alice; amount = 10; note = two lines\nRow 2: name = Bob; note = x")
-    ]
+    assert load(path).pages == [(None, "Row 1: name = Alice; amount = 10; note = two lines\nRow 2: name = Bob; note = x")]
     path.write_text("only,one,row\n", encoding="utf-8")
     r = load(path)
     assert r.pages == [(None, "Row 1: col1 = only; col2 = one; col3 = row")]

@@ -1,4 +1,5 @@
 """Strict parameter loading: every bad file fails up front naming the file, the key and the rule."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,7 +24,9 @@ def test_every_tunable_is_commented(root):
         ok = "#" in line or lines[i - 1].strip().startswith("#")
         if not ok:
             indent = len(m.group(1))
-            parent = next(l for l in reversed(lines[:i]) if re.match(r"^\s*[A-Za-z_]+:", l) and len(l) - len(l.lstrip()) < indent)
+            parent = next(
+                line for line in reversed(lines[:i]) if re.match(r"^\s*[A-Za-z_]+:", line) and len(line) - len(line.lstrip()) < indent
+            )
             ok = "#" in parent
         assert ok, f"uncommented parameter: {line.strip()}"
 

@@ -1,4 +1,5 @@
 """The workbench end to end through the store: reuse, side-by-side artifacts, determinism."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,7 @@ def overlay(tmp_path, name, body=""):
 
 
 def wb_for(root, tmp_path, params, corpus="sample_corpus", run="t"):
-    return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name=run, project_root=root,
-                     reports_dir=tmp_path / "reports")
+    return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name=run, project_root=root, reports_dir=tmp_path / "reports")
 
 
 def actions(wb):

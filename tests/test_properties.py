@@ -11,6 +11,7 @@ schema and row count on short text (test_questions.py). Added here:
   domain, each row the same whatever batch it is parsed in;
 - every loader, fed arbitrary or mutated bytes, returns a status and a one-line reason.
 """
+
 from __future__ import annotations
 
 import random
@@ -42,8 +43,22 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 
 line = st.one_of(
     st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80),
-    st.sampled_from(["# Heading", "## 2.1 Sub", "- item", "Row 3: a = b", "ALL CAPS TITLE", "", "  ", "1. First.",
-                     "Purchases over $25,000 must be approved by the CFO.", "\t", "\r", "\x0c"]),
+    st.sampled_from(
+        [
+            "# Heading",
+            "## 2.1 Sub",
+            "- item",
+            "Row 3: a = b",
+            "ALL CAPS TITLE",
+            "",
+            "  ",
+            "1. First.",
+            "Purchases over $25,000 must be approved by the CFO.",
+            "\t",
+            "\r",
+            "\x0c",
+        ]
+    ),
     st.builds(lambda n: "A sentence. " * n, st.integers(0, 80)),
 )
 page_text = st.lists(line, max_size=12).map("\n".join)
@@ -73,7 +88,7 @@ def test_multi_page_offsets_are_grounded_and_no_text_is_lost(pages):
     for text in pages[:-1]:
         starts.append(starts[-1] + len(text) + len(PAGE_SEP))
     for r in fr.iter_rows(named=True):
-        assert canonical[r["char_start"]:r["char_end"]] == r["text"], r
+        assert canonical[r["char_start"] : r["char_end"]] == r["text"], r
         for i in range(r["char_start"], r["char_end"]):
             covered[i] = True
         if r["kind"] != "section":  # a leaf lies on the page it names (a section may span pages)
@@ -103,9 +118,22 @@ def test_fragment_ids_do_not_depend_on_document_order_or_batch(docs, rnd):
 hostile_text = st.one_of(
     st.text(max_size=200),
     st.text(alphabet=st.characters(blacklist_categories=()), max_size=100),  # surrogates and controls too
-    st.text(alphabet=st.characters(max_codepoint=0x9f), max_size=200),  # ASCII and C0/C1 controls
-    st.sampled_from(["", " ", "\x00", "\u2028", "\ufeff", "?" * 1000, "Who approves purchases over $25,000?",
-                     "pages 1-99999999999999999999", "between 2025-13-45 and 0000-00-00", "if if then then", "Q0 0000"]),
+    st.text(alphabet=st.characters(max_codepoint=0x9F), max_size=200),  # ASCII and C0/C1 controls
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "\u2028",
+            "\ufeff",
+            "?" * 1000,
+            "Who approves purchases over $25,000?",
+            "pages 1-99999999999999999999",
+            "between 2025-13-45 and 0000-00-00",
+            "if if then then",
+            "Q0 0000",
+        ]
+    ),
     st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=20), st.integers(600, 1200)),  # huge: past MAX_CHARS
 )
 
@@ -145,8 +173,7 @@ def test_parser_gives_one_valid_row_per_question_whatever_its_batch(dictionary, 
     # given ids are kept, and a row does not depend on its batch: the same questions again, in
     # reverse order after themselves, parse to the same rows
     n = len(clean)
-    frame = pl.DataFrame({"id": [f"a{i}" for i in range(n)] + [f"b{i}" for i in reversed(range(n))],
-                          "question": clean + clean[::-1]})
+    frame = pl.DataFrame({"id": [f"a{i}" for i in range(n)] + [f"b{i}" for i in reversed(range(n))], "question": clean + clean[::-1]})
     again = parse_questions(frame, dictionary)
     assert again["id"].to_list() == frame["id"].to_list()
     assert_valid_rows(again, types)
@@ -165,10 +192,16 @@ def seeds() -> dict[str, bytes]:
     from test_hostile import _docx_bytes, _pptx_bytes, _text_pdf, _xlsx_bytes
 
     return {
-        "txt": b"Purchases over $25,000 need CFO approval.\n", "md": b"# Title\n\nSome *text*.\n",
+        "txt": b"Purchases over $25,000 need CFO approval.\n",
+        "md": b"# Title\n\nSome *text*.\n",
         "html": b"<html><body><h1>T</h1><p>Para<table><tr><td>a</td></tr></table></body></html>",
-        "csv": b"a,b\n1,2\n", "json": b'{"a": [1, {"b": "c"}]}', "jsonl": b'{"a": 1}\n{"b": 2}\n',
-        "pdf": _text_pdf(), "docx": _docx_bytes(), "xlsx": _xlsx_bytes(), "pptx": _pptx_bytes(),
+        "csv": b"a,b\n1,2\n",
+        "json": b'{"a": [1, {"b": "c"}]}',
+        "jsonl": b'{"a": 1}\n{"b": 2}\n',
+        "pdf": _text_pdf(),
+        "docx": _docx_bytes(),
+        "xlsx": _xlsx_bytes(),
+        "pptx": _pptx_bytes(),
     }
 
 
@@ -186,8 +219,12 @@ def _mutate(data: bytes, rnd: random.Random, how: str) -> bytes:
 
 
 @settings(max_examples=200, **SETTINGS)
-@given(st.sampled_from(EXTS), st.sampled_from(["random", "truncate", "flip", "insert"]),
-       st.binary(max_size=2000), st.randoms(use_true_random=False))
+@given(
+    st.sampled_from(EXTS),
+    st.sampled_from(["random", "truncate", "flip", "insert"]),
+    st.binary(max_size=2000),
+    st.randoms(use_true_random=False),
+)
 def test_loaders_never_raise_and_always_explain(tmp_path_factory, seeds, ext, how, junk, rnd):
     data = junk if how == "random" else _mutate(seeds[ext], rnd, how)
     path = tmp_path_factory.mktemp("prop") / f"x.{ext}"

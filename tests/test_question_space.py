@@ -1,4 +1,5 @@
 """Question space stages: classes, density, proximity, evidence, co-demand, graph."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -28,23 +29,41 @@ from qspace_frames.qspace.proximity import PROXIMITY, ProximityParams, proximity
 from qspace_frames.schemas import check
 
 PROTOTYPE_SCHEMA = {
-    "prototype_id": pl.String, "intent": pl.String, "slot_signature": pl.List(pl.String),
-    "role_signature": pl.List(pl.String), "canonical_name": pl.String, "canonical_question": pl.String,
-    "answer_shape": pl.String, "answer_type": pl.String, "example_questions": pl.List(pl.String),
-    "fragment_ids": pl.List(pl.String), "doc_ids": pl.List(pl.String), "n_fragments": pl.Int64,
-    "n_docs": pl.Int64, "n_direct": pl.Int64, "n_partial": pl.Int64,
+    "prototype_id": pl.String,
+    "intent": pl.String,
+    "slot_signature": pl.List(pl.String),
+    "role_signature": pl.List(pl.String),
+    "canonical_name": pl.String,
+    "canonical_question": pl.String,
+    "answer_shape": pl.String,
+    "answer_type": pl.String,
+    "example_questions": pl.List(pl.String),
+    "fragment_ids": pl.List(pl.String),
+    "doc_ids": pl.List(pl.String),
+    "n_fragments": pl.Int64,
+    "n_docs": pl.Int64,
+    "n_direct": pl.Int64,
+    "n_partial": pl.Int64,
 }
 
 
-def proto(pid, intent, roles=(), slots=(), frags=("f0",), docs=("d0",), shape="value", atype="money",
-          n_fragments=None, n_docs=None):
+def proto(pid, intent, roles=(), slots=(), frags=("f0",), docs=("d0",), shape="value", atype="money", n_fragments=None, n_docs=None):
     return {
-        "prototype_id": pid, "intent": intent, "slot_signature": sorted(slots), "role_signature": sorted(roles),
-        "canonical_name": f"{intent} {pid}", "canonical_question": f"What about {pid}?",
-        "answer_shape": shape, "answer_type": atype, "example_questions": [],
-        "fragment_ids": sorted(set(frags)), "doc_ids": sorted(set(docs)),
+        "prototype_id": pid,
+        "intent": intent,
+        "slot_signature": sorted(slots),
+        "role_signature": sorted(roles),
+        "canonical_name": f"{intent} {pid}",
+        "canonical_question": f"What about {pid}?",
+        "answer_shape": shape,
+        "answer_type": atype,
+        "example_questions": [],
+        "fragment_ids": sorted(set(frags)),
+        "doc_ids": sorted(set(docs)),
         "n_fragments": len(set(frags)) if n_fragments is None else n_fragments,
-        "n_docs": len(set(docs)) if n_docs is None else n_docs, "n_direct": len(set(frags)), "n_partial": 0,
+        "n_docs": len(set(docs)) if n_docs is None else n_docs,
+        "n_direct": len(set(frags)),
+        "n_partial": 0,
     }
 
 
@@ -66,6 +85,7 @@ EIGHT = [
 
 
 # ---- density -----------------------------------------------------------------------------------
+
 
 def test_density_formula_by_hand():
     rows = [
@@ -116,7 +136,9 @@ def test_density_weights_must_sum_to_one():
 # ---- proximity ---------------------------------------------------------------------------------
 
 PAIR = [
-    proto("x", "approval_lookup", ["amount_threshold", "approver_role"], ["amount", "region"], ["f1", "f2", "f3"], ["d1"], "entity", "role"),
+    proto(
+        "x", "approval_lookup", ["amount_threshold", "approver_role"], ["amount", "region"], ["f1", "f2", "f3"], ["d1"], "entity", "role"
+    ),
     proto("y", "approval_lookup", ["approver_role", "region"], ["amount"], ["f3"], ["d1"], "entity", "person"),
     proto("z", "rule_lookup", [], [], ["f9"], ["d2"], "text", "rule"),
     proto("w", "rule_lookup", [], [], ["f8"], ["d2"], "text", "rule"),
@@ -132,9 +154,9 @@ def test_proximity_components_for_a_known_pair():
     assert pr.select("prototype_a", "prototype_b").rows() == [("w", "x"), ("w", "y"), ("w", "z"), ("x", "y"), ("x", "z"), ("y", "z")]
     xy = pr.filter((pl.col("prototype_a") == "x") & (pl.col("prototype_b") == "y")).row(0, named=True)
     assert xy["intent_match"] == 1.0
-    assert xy["role_jaccard"] == pytest.approx(1 / 3)      # {approver_role} / {amount_threshold, approver_role, region}
-    assert xy["slot_jaccard"] == pytest.approx(1 / 2)      # {amount} / {amount, region}
-    assert xy["shape_jaccard"] == pytest.approx(1 / 3)     # {entity} / {entity, role, person}
+    assert xy["role_jaccard"] == pytest.approx(1 / 3)  # {approver_role} / {amount_threshold, approver_role, region}
+    assert xy["slot_jaccard"] == pytest.approx(1 / 2)  # {amount} / {amount, region}
+    assert xy["shape_jaccard"] == pytest.approx(1 / 3)  # {entity} / {entity, role, person}
     assert xy["fragment_overlap"] == pytest.approx(1 / 3)  # {f3} / {f1, f2, f3}
     assert xy["class_overlap"] == 1.0
     assert xy["similarity"] == pytest.approx(0.25 + 0.20 / 3 + 0.20 / 2 + 0.15 / 3 + 0.10 / 3 + 0.10)
@@ -170,6 +192,7 @@ def test_proximity_weights_must_sum_to_one():
 
 
 # ---- classes -----------------------------------------------------------------------------------
+
 
 def test_k_rule():
     p = ClassParams()
@@ -246,9 +269,16 @@ def test_classes_of_no_prototypes():
 # ---- evidence and co-demand --------------------------------------------------------------------
 
 AFF_SCHEMA = {
-    "affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "intent": pl.String,
-    "support": pl.String, "prototype_id": pl.String, "confidence": pl.Float64, "span": pl.String,
-    "span_start": pl.Int64, "span_end": pl.Int64,
+    "affordance_id": pl.String,
+    "fragment_id": pl.String,
+    "doc_id": pl.String,
+    "intent": pl.String,
+    "support": pl.String,
+    "prototype_id": pl.String,
+    "confidence": pl.Float64,
+    "span": pl.String,
+    "span_start": pl.Int64,
+    "span_end": pl.Int64,
     "roles": pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start": pl.Int64, "end": pl.Int64})),
 }
 
@@ -258,20 +288,55 @@ def role(r, v, s):
 
 
 def test_evidence_dedups_shared_role_values():
-    affs = pl.DataFrame([
-        {"affordance_id": "aff_1", "fragment_id": "f1", "doc_id": "d1", "intent": "approval_lookup", "support": "direct",
-         "prototype_id": "p1", "confidence": 0.8, "span": "Purchases over $25,000 need CFO approval.", "span_start": 0, "span_end": 41,
-         "roles": [role("amount_threshold", "$25,000", 15), role("approver_role", "CFO", 28)]},
-        {"affordance_id": "aff_2", "fragment_id": "f1", "doc_id": "d1", "intent": "threshold_lookup", "support": "direct",
-         "prototype_id": "p2", "confidence": 0.9, "span": "Purchases over $25,000", "span_start": 0, "span_end": 22,
-         "roles": [role("amount_threshold", "$25,000", 15)]},
-        {"affordance_id": "aff_3", "fragment_id": "f1", "doc_id": "d1", "intent": "rule_lookup", "support": "partial",
-         "prototype_id": "p3", "confidence": 0.99, "span": "Purchases", "span_start": 0, "span_end": 9, "roles": []},
-    ], schema=AFF_SCHEMA)
+    affs = pl.DataFrame(
+        [
+            {
+                "affordance_id": "aff_1",
+                "fragment_id": "f1",
+                "doc_id": "d1",
+                "intent": "approval_lookup",
+                "support": "direct",
+                "prototype_id": "p1",
+                "confidence": 0.8,
+                "span": "Purchases over $25,000 need CFO approval.",
+                "span_start": 0,
+                "span_end": 41,
+                "roles": [role("amount_threshold", "$25,000", 15), role("approver_role", "CFO", 28)],
+            },
+            {
+                "affordance_id": "aff_2",
+                "fragment_id": "f1",
+                "doc_id": "d1",
+                "intent": "threshold_lookup",
+                "support": "direct",
+                "prototype_id": "p2",
+                "confidence": 0.9,
+                "span": "Purchases over $25,000",
+                "span_start": 0,
+                "span_end": 22,
+                "roles": [role("amount_threshold", "$25,000", 15)],
+            },
+            {
+                "affordance_id": "aff_3",
+                "fragment_id": "f1",
+                "doc_id": "d1",
+                "intent": "rule_lookup",
+                "support": "partial",
+                "prototype_id": "p3",
+                "confidence": 0.99,
+                "span": "Purchases",
+                "span_start": 0,
+                "span_end": 9,
+                "roles": [],
+            },
+        ],
+        schema=AFF_SCHEMA,
+    )
     ev = evidence(affs.lazy()).collect()
     check(ev, EVIDENCE)
     assert ev.select("role", "value", "value_start", "value_end").rows() == [
-        ("amount_threshold", "$25,000", 15, 22), ("approver_role", "CFO", 28, 31),
+        ("amount_threshold", "$25,000", 15, 22),
+        ("approver_role", "CFO", 28, 31),
     ]
     amount = ev.row(0, named=True)
     assert amount["prototype_ids"] == ["p1", "p2"]
@@ -286,12 +351,14 @@ def test_evidence_dedups_shared_role_values():
 
 
 def test_codemand_by_hand():
-    protos = frame([
-        proto("q1", "approval_lookup", ["a", "b"]),
-        proto("q2", "rule_lookup", ["b", "c"]),
-        proto("q3", "rule_lookup", ["b"]),
-        proto("q4", "rule_lookup", []),
-    ])
+    protos = frame(
+        [
+            proto("q1", "approval_lookup", ["a", "b"]),
+            proto("q2", "rule_lookup", ["b", "c"]),
+            proto("q3", "rule_lookup", ["b"]),
+            proto("q4", "rule_lookup", []),
+        ]
+    )
     dens = pl.LazyFrame({"prototype_id": ["q1", "q2", "q3", "q4"], "p_q": [0.5, 0.3, 0.15, 0.05]})
     cd = codemand(protos, dens).collect()
     check(cd, CODEMAND)
@@ -305,16 +372,27 @@ def test_codemand_by_hand():
 
 # ---- graph -------------------------------------------------------------------------------------
 
+
 def test_graph_types_gaps_and_integrity():
     protos = frame(EIGHT)
     c, m = classes(protos, ClassParams())
     dens = density(protos, DensityParams())
     prox = proximity(protos, m.lazy(), ProximityParams())
-    fe = pl.DataFrame([
-        {"fragment_id": f, "doc_id": r["doc_ids"][0], "prototype_id": r["prototype_id"], "support": "direct",
-         "confidence": 0.8, "span": "s"}
-        for r in EIGHT for f in r["fragment_ids"]
-    ] + [{"fragment_id": "f1", "doc_id": "d1", "prototype_id": "unknown", "support": "direct", "confidence": 0.5, "span": "s"}])
+    fe = pl.DataFrame(
+        [
+            {
+                "fragment_id": f,
+                "doc_id": r["doc_ids"][0],
+                "prototype_id": r["prototype_id"],
+                "support": "direct",
+                "confidence": 0.8,
+                "span": "s",
+            }
+            for r in EIGHT
+            for f in r["fragment_ids"]
+        ]
+        + [{"fragment_id": "f1", "doc_id": "d1", "prototype_id": "unknown", "support": "direct", "confidence": 0.5, "span": "s"}]
+    )
     nodes, edges = graph(protos, m, c, fe.lazy(), prox, dens)
     check(nodes, GRAPH_NODES)
     check(edges, GRAPH_EDGES)

@@ -1,4 +1,5 @@
 """The question parser: the parser table, the expert dictionary, robustness and the answer-type registry."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -72,6 +73,7 @@ def _jsonable(v):
 
 
 # ---- the parser table ------------------------------------------------------------------------
+
 
 def test_table_is_large_and_covers_every_field_and_pattern():
     assert len(LINES) >= 80
@@ -152,7 +154,7 @@ def test_keywords_are_ordered_and_deterministic(dictionary):
 def test_strongest_source_wins_on_duplicates(dictionary):
     row = parse_questions(['Who approves the "SLA" for EBITDA reporting?'], dictionary).row(0, named=True)
     by_text = {k["text"].lower(): k for k in row["keywords"]}
-    assert by_text["sla"]["source"] == "direct"            # direct beats dictionary, anchor and question word
+    assert by_text["sla"]["source"] == "direct"  # direct beats dictionary, anchor and question word
     assert by_text["ebitda"]["source"] == "expert_dictionary" and by_text["ebitda"]["semantic_group"] == "ebitda"
     assert by_text["reporting"]["source"] == "question" and by_text["reporting"]["weight"] == 0.5
 
@@ -168,14 +170,39 @@ def test_ids_given_or_generated(dictionary):
 
 # ---- the expert dictionary ---------------------------------------------------------------------
 
+
 def test_starter_dictionary_size_and_languages(dictionary):
     assert dictionary.concepts.height >= 25
     langs = dictionary.keywords.group_by("concept").agg(pl.col("language").unique())
     multilingual = langs.filter(pl.col("language").list.set_intersection(["fr", "de"]).list.len() == 2)
     assert multilingual.height >= 25
-    for c in ("approval", "approver", "threshold", "purchase order", "expense report", "reimbursement", "travel", "hotel",
-              "budget", "variance", "forecast", "revenue", "gross margin", "churn", "ebitda", "sla", "incident", "escalation",
-              "onboarding", "vendor", "data classification", "confidential", "effective date", "owner", "exception"):
+    for c in (
+        "approval",
+        "approver",
+        "threshold",
+        "purchase order",
+        "expense report",
+        "reimbursement",
+        "travel",
+        "hotel",
+        "budget",
+        "variance",
+        "forecast",
+        "revenue",
+        "gross margin",
+        "churn",
+        "ebitda",
+        "sla",
+        "incident",
+        "escalation",
+        "onboarding",
+        "vendor",
+        "data classification",
+        "confidential",
+        "effective date",
+        "owner",
+        "exception",
+    ):
         assert c in set(dictionary.concepts["concept"]), c
     assert {"country", "region", "currency"} <= set(dictionary.value_sets["set"])
 
@@ -196,13 +223,18 @@ def test_a_keyword_pulls_every_variant_in_every_language(dictionary):
 
 
 def test_shared_keyword_resolved_by_definition_overlap_or_flagged(dictionary):
-    shared = dictionary.keywords.filter(~pl.col("is_regex")).group_by("key").agg(pl.col("concept").n_unique().alias("n")).filter(pl.col("n") > 1)
+    shared = (
+        dictionary.keywords.filter(~pl.col("is_regex")).group_by("key").agg(pl.col("concept").n_unique().alias("n")).filter(pl.col("n") > 1)
+    )
     assert shared.height >= 3  # the starter dictionary ships genuinely ambiguous keywords
-    out = parse_questions([
-        "What is the hotel cap in Paris?",              # cap: per diem (hotel) vs threshold
-        "What is the cap for purchases needing competitive quotes?",
-        "What is the cap?",
-    ], dictionary).rows(named=True)
+    out = parse_questions(
+        [
+            "What is the hotel cap in Paris?",  # cap: per diem (hotel) vs threshold
+            "What is the cap for purchases needing competitive quotes?",
+            "What is the cap?",
+        ],
+        dictionary,
+    ).rows(named=True)
     groups = [{k["semantic_group"] for k in r["keywords"] if k["text"] == "cap"} for r in out]
     assert groups[0] == {"per diem"} and groups[1] == {"threshold"} and groups[2] == {None}
     assert [r["dictionary_ambiguities"] for r in out] == [[], [], ["cap"]]
@@ -221,24 +253,72 @@ def _edit(path: Path, old: str, new: str):
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-@pytest.mark.parametrize("file,old,new,message", [
-    ("concept_keywords.csv", "approval,en,approval,1,1.0", "approval,en,approval,1,high", r"concept_keywords\.csv, row 1 .*'weight': must be a number in 0\.\.1; got 'high'"),
-    ("concept_keywords.csv", "approval,en,approval,1,1.0", "approval,en,approval,1,1.5", r"concept_keywords\.csv, row 1 .*'weight': must be a number in 0\.\.1"),
-    ("concept_keywords.csv", "approval,en,approve,2,0.8", "aproval,en,approve,2,0.8", r"concept_keywords\.csv, row 2 .*'concept': unknown concept"),
-    ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,english,approve,2,0.8", r"row 2 .*'language'"),
-    ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,en,approve,first,0.8", r"row 2 .*'priority': must be an integer"),
-    ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,en,re:(unclosed,2,0.8", r"row 2 .*'keyword': regex does not compile"),
-    ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,en,approval,2,0.8", r"row 2 .*duplicate keyword"),
-    ("concepts.csv", "approver,", "approval,", r"concepts\.csv, row 2 .*duplicate concept"),
-    ("concepts.csv", ",general\n", ",General Stuff\n", r"concepts\.csv, row 1 .*'document_family'"),
-    ("answer_types.csv", r"\b[A-Za-z0-9._%+-]+@", r"\b[A-Za-z0-9._%+-]+@(", r"answer_types\.csv, row 1 .*'retrieval_patterns': regex does not compile"),
-    ("answer_types.csv", r"(?i)\be-?mails?\b", r"(?i)(?<=x)\be-?mails?\b", r"answer_types\.csv, row 1 .*'question_cues': regex does not compile in Polars"),
-    ("answer_types.csv", "\nphone,4,", "\nphone,1,", r"answer_types\.csv, row \d .*duplicate priority"),
-    ("value_sets.csv", "country,DE,Germany,iso2", "country,DE,Germany,postcode", r"value_sets\.csv, row 2 .*'kind'"),
-    ("value_sets.csv", "country,DEU,Germany,iso3", "country,DEU,Germany,iso3\ncountry,Royaume Uni,France,native", r"value_sets\.csv, row \d+ .*'value': spelling maps to two canonical values in set 'country'; got 'Royaume.Uni'"),
-    ("concept_keywords.csv", "concept,language,keyword,priority,weight", "concept,lang,keyword,priority,weight", r"concept_keywords\.csv: missing column\(s\) \['language'\]"),
-    ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,en,approve,2,0.8,extra", r"concept_keywords\.csv: cannot be read as CSV: row 2 has 6 fields"),
-])
+@pytest.mark.parametrize(
+    "file,old,new,message",
+    [
+        (
+            "concept_keywords.csv",
+            "approval,en,approval,1,1.0",
+            "approval,en,approval,1,high",
+            r"concept_keywords\.csv, row 1 .*'weight': must be a number in 0\.\.1; got 'high'",
+        ),
+        (
+            "concept_keywords.csv",
+            "approval,en,approval,1,1.0",
+            "approval,en,approval,1,1.5",
+            r"concept_keywords\.csv, row 1 .*'weight': must be a number in 0\.\.1",
+        ),
+        (
+            "concept_keywords.csv",
+            "approval,en,approve,2,0.8",
+            "aproval,en,approve,2,0.8",
+            r"concept_keywords\.csv, row 2 .*'concept': unknown concept",
+        ),
+        ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,english,approve,2,0.8", r"row 2 .*'language'"),
+        ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,en,approve,first,0.8", r"row 2 .*'priority': must be an integer"),
+        (
+            "concept_keywords.csv",
+            "approval,en,approve,2,0.8",
+            "approval,en,re:(unclosed,2,0.8",
+            r"row 2 .*'keyword': regex does not compile",
+        ),
+        ("concept_keywords.csv", "approval,en,approve,2,0.8", "approval,en,approval,2,0.8", r"row 2 .*duplicate keyword"),
+        ("concepts.csv", "approver,", "approval,", r"concepts\.csv, row 2 .*duplicate concept"),
+        ("concepts.csv", ",general\n", ",General Stuff\n", r"concepts\.csv, row 1 .*'document_family'"),
+        (
+            "answer_types.csv",
+            r"\b[A-Za-z0-9._%+-]+@",
+            r"\b[A-Za-z0-9._%+-]+@(",
+            r"answer_types\.csv, row 1 .*'retrieval_patterns': regex does not compile",
+        ),
+        (
+            "answer_types.csv",
+            r"(?i)\be-?mails?\b",
+            r"(?i)(?<=x)\be-?mails?\b",
+            r"answer_types\.csv, row 1 .*'question_cues': regex does not compile in Polars",
+        ),
+        ("answer_types.csv", "\nphone,4,", "\nphone,1,", r"answer_types\.csv, row \d .*duplicate priority"),
+        ("value_sets.csv", "country,DE,Germany,iso2", "country,DE,Germany,postcode", r"value_sets\.csv, row 2 .*'kind'"),
+        (
+            "value_sets.csv",
+            "country,DEU,Germany,iso3",
+            "country,DEU,Germany,iso3\ncountry,Royaume Uni,France,native",
+            r"value_sets\.csv, row \d+ .*'value': spelling maps to two canonical values in set 'country'; got 'Royaume.Uni'",
+        ),
+        (
+            "concept_keywords.csv",
+            "concept,language,keyword,priority,weight",
+            "concept,lang,keyword,priority,weight",
+            r"concept_keywords\.csv: missing column\(s\) \['language'\]",
+        ),
+        (
+            "concept_keywords.csv",
+            "approval,en,approve,2,0.8",
+            "approval,en,approve,2,0.8,extra",
+            r"concept_keywords\.csv: cannot be read as CSV: row 2 has 6 fields",
+        ),
+    ],
+)
 def test_bad_dictionary_fails_with_a_clear_message(tmp_path, file, old, new, message):
     d = _copy(tmp_path)
     _edit(d / file, old, new)
@@ -250,7 +330,7 @@ def test_bad_dictionary_fails_with_a_clear_message(tmp_path, file, old, new, mes
 def test_missing_answer_type_and_missing_file(tmp_path):
     d = _copy(tmp_path)
     lines = (d / "answer_types.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    (d / "answer_types.csv").write_text("".join(l for l in lines if not l.startswith("iban,")), encoding="utf-8")
+    (d / "answer_types.csv").write_text("".join(line for line in lines if not line.startswith("iban,")), encoding="utf-8")
     with pytest.raises(DictionaryError, match=r"answer_types\.csv: missing required answer type\(s\) \['iban'\]"):
         load_dictionary(d)
     d = _copy(tmp_path / "again")
@@ -269,10 +349,35 @@ def test_an_edited_dictionary_changes_the_parse(tmp_path):
 
 # ---- robustness ----------------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(st.lists(st.one_of(st.text(max_size=300), st.sampled_from(["", " ", "???", "\x00", "“”", "'", '"', "pages 1-99999999999", "é" * 50,
-                                                                   "and and and ; then if", "between and", "Q9 2025", "FY99", "section"])),
-                min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=300),
+            st.sampled_from(
+                [
+                    "",
+                    " ",
+                    "???",
+                    "\x00",
+                    "“”",
+                    "'",
+                    '"',
+                    "pages 1-99999999999",
+                    "é" * 50,
+                    "and and and ; then if",
+                    "between and",
+                    "Q9 2025",
+                    "FY99",
+                    "section",
+                ]
+            ),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_never_raises_one_row_per_input(dictionary, questions):
     out = parse_questions(questions, dictionary)
     check(out, QUESTIONS)

@@ -5,6 +5,7 @@ detect as `map_batches` over Arrow batches of documents; the store must end up w
 artifact ids, manifests and Parquet bytes as the local engine, on the sample corpus (every
 format) and on a slice of the CUAD contracts.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,15 @@ def _artifacts(root, tmp_path, corpus, engine, workers):
     d.mkdir()
     params = d / "p.yaml"
     params.write_text(f"store:\n  root: {d / 'store'}\n")
-    wb = Workbench(params_file=str(params), corpus_arg=str(corpus), run_name=engine, project_root=root,
-                   reports_dir=d / "reports", workers=workers, engine=engine)
+    wb = Workbench(
+        params_file=str(params),
+        corpus_arg=str(corpus),
+        run_name=engine,
+        project_root=root,
+        reports_dir=d / "reports",
+        workers=workers,
+        engine=engine,
+    )
     return {stage: wb.artifact(stage) for stage in PER_DOC}
 
 
@@ -72,5 +80,6 @@ def test_ray_engine_is_byte_identical_on_cuad_contracts(root, tmp_path, corpora,
 
 def test_unknown_engine_fails_clearly(root, tmp_path):
     with pytest.raises(ValueError, match="engine"):
-        Workbench(params_file=None, corpus_arg=str(root / "sample_corpus"), project_root=root,
-                  reports_dir=tmp_path / "reports", engine="spark")
+        Workbench(
+            params_file=None, corpus_arg=str(root / "sample_corpus"), project_root=root, reports_dir=tmp_path / "reports", engine="spark"
+        )

@@ -4,6 +4,7 @@ The browser runs with no network (every request it makes is recorded and must st
 data:), and the pages must render every chart with no console error. A corpus whose text is
 hostile HTML must give a dashboard where nothing runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,19 @@ def browser():
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--allow-file-access-from-files",
-                 "--window-size=1400,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--allow-file-access-from-files",
+        "--window-size=1400,1000",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(str(DRIVER)), options=opts)
@@ -50,14 +61,20 @@ def open_page(driver, path: Path) -> dict:
     driver.get_log("browser"), driver.get_log("performance")  # drop what earlier pages left
     driver.get(path.resolve().as_uri())
     images = driver.execute_script(
-        "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0]);")
+        "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0]);"
+    )
     requests = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
     urls = [m["params"]["request"]["url"] for m in requests if m["method"] == "Network.requestWillBeSent"]
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     alert = driver.execute_script("return window.__ran === true;")
-    return {"images": images, "urls": urls, "errors": errors, "ran": alert,
-            "scripts": driver.execute_script("return document.scripts.length;"),
-            "text": driver.execute_script("return document.body.innerText;")}
+    return {
+        "images": images,
+        "urls": urls,
+        "errors": errors,
+        "ran": alert,
+        "scripts": driver.execute_script("return document.scripts.length;"),
+        "text": driver.execute_script("return document.body.innerText;"),
+    }
 
 
 def off_machine(urls: list[str]) -> list[str]:
@@ -78,8 +95,15 @@ def sample_run(tmp_path_factory, root):
 
 
 def test_sample_run_report_files(sample_run):
-    for name in ("dashboard.html", "index.html", "final_report.md", "run_summary.md", "run_metadata.json",
-                 "corpus_discovery.md", "sample_retrieval_traces.md"):
+    for name in (
+        "dashboard.html",
+        "index.html",
+        "final_report.md",
+        "run_summary.md",
+        "run_metadata.json",
+        "corpus_discovery.md",
+        "sample_retrieval_traces.md",
+    ):
         assert (sample_run / name).is_file(), name
     meta = json.loads((sample_run / "run_metadata.json").read_text())
     assert set(meta["artifacts"]) >= {"corpus", "fragments", "affordances", "trees", "simulation", "evaluation"}
@@ -87,8 +111,21 @@ def test_sample_run_report_files(sample_run):
     assert set(meta["wall_time"]["notebooks"]) == {p.stem for p in sample_run.glob("[0-9][0-9]_*.ipynb")}
     assert meta["versions"]["polars"] and meta["params_hash"]
     final = (sample_run / "final_report.md").read_text()
-    for section in ("Corpus", "Fragmentation", "affordances", "prototypes", "classes", "Density and proximity", "co-demand",
-                    "Graph", "trees", "Traversal", "Evaluation", "Limitations", "Next steps"):
+    for section in (
+        "Corpus",
+        "Fragmentation",
+        "affordances",
+        "prototypes",
+        "classes",
+        "Density and proximity",
+        "co-demand",
+        "Graph",
+        "trees",
+        "Traversal",
+        "Evaluation",
+        "Limitations",
+        "Next steps",
+    ):
         assert section in final, section
     summary = (sample_run / "run_summary.md").read_text()
     assert "vs BM25 over 512-token chunks" in summary and "| qspace |" in summary
@@ -97,9 +134,14 @@ def test_sample_run_report_files(sample_run):
 def shown(nb_path: Path) -> list[list[str]]:
     """What each code cell of a notebook shows (text, tables, charts), but the parameters papermill injects."""
     cells = json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
-    return [["".join(o.get("text", "")) + "".join(v if isinstance(v, str) else "".join(v) for v in o.get("data", {}).values())
-             for o in c["outputs"]] for c in cells
-            if c["cell_type"] == "code" and "injected-parameters" not in c["metadata"].get("tags", [])]
+    return [
+        [
+            "".join(o.get("text", "")) + "".join(v if isinstance(v, str) else "".join(v) for v in o.get("data", {}).values())
+            for o in c["outputs"]
+        ]
+        for c in cells
+        if c["cell_type"] == "code" and "injected-parameters" not in c["metadata"].get("tags", [])
+    ]
 
 
 def test_a_run_shows_what_the_stored_notebooks_show(sample_run, root):
@@ -137,13 +179,15 @@ def test_index_and_dashboard_render_offline_with_every_chart(browser, sample_run
 def test_report_command_rebuilds_without_recomputing(sample_run, root):
     (sample_run / "dashboard.html").unlink()
     before = (sample_run / "stage_log.jsonl").read_text()
-    out = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "report", "--run", sample_run.name],
-                         capture_output=True, text=True, cwd=root)
+    out = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "report", "--run", sample_run.name], capture_output=True, text=True, cwd=root
+    )
     assert out.returncode == 0, out.stderr
     assert (sample_run / "dashboard.html").is_file() and "Report rebuilt" in out.stdout
     assert (sample_run / "stage_log.jsonl").read_text() == before  # no stage ran
-    missing = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "report", "--run", "no-such-run"],
-                             capture_output=True, text=True, cwd=root)
+    missing = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "report", "--run", "no-such-run"], capture_output=True, text=True, cwd=root
+    )
     assert missing.returncode == 2 and "no finished run named 'no-such-run'" in missing.stderr
 
 
@@ -153,10 +197,16 @@ def test_hostile_document_text_never_runs(browser, tmp_path, root):
     body = "\n\n".join(f"Purchases over $5,000 require approval from the {h} Finance Director." for h in HOSTILE)
     (corpus / "hostile.md").write_text("# Approvals <script>window.__ran = true</script>\n\n" + body + "\n", encoding="utf-8")
     (corpus / "<img src=x onerror=window.__ran=true>.txt").write_text(
-        "Invoices over $10,000 must be approved by the Controller. <b onmouseover=alert(1)>bold</b>\n", encoding="utf-8")
+        "Invoices over $10,000 must be approved by the Controller. <b onmouseover=alert(1)>bold</b>\n", encoding="utf-8"
+    )
     (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
-    wb = Workbench(params_file=str(tmp_path / "p.yaml"), corpus_arg=str(corpus), run_name="hostile", project_root=root,
-                   reports_dir=tmp_path / "reports")
+    wb = Workbench(
+        params_file=str(tmp_path / "p.yaml"),
+        corpus_arg=str(corpus),
+        run_name="hostile",
+        project_root=root,
+        reports_dir=tmp_path / "reports",
+    )
     for stage in ("simulation", "evaluation", "graph"):
         wb.artifact(stage)
     report.build(wb.run_dir, root)
@@ -172,11 +222,21 @@ def test_hostile_document_text_never_runs(browser, tmp_path, root):
     import polars as pl
 
     table = pl.DataFrame({"span": HOSTILE})._repr_html_()
-    nb = new_notebook(cells=[new_code_cell("x", outputs=[
-        new_output("execute_result", data={"text/html": table, "text/plain": "x"}, execution_count=1),
-        new_output("stream", name="stdout", text="\n".join(HOSTILE) + "<script>window.__ran = true</script>\n"),
-        new_output("display_data", data={"text/html": "<script>window.__ran = true</script><img src=x onerror=window.__ran=true>",
-                                         "text/plain": "x"})])])
+    nb = new_notebook(
+        cells=[
+            new_code_cell(
+                "x",
+                outputs=[
+                    new_output("execute_result", data={"text/html": table, "text/plain": "x"}, execution_count=1),
+                    new_output("stream", name="stdout", text="\n".join(HOSTILE) + "<script>window.__ran = true</script>\n"),
+                    new_output(
+                        "display_data",
+                        data={"text/html": "<script>window.__ran = true</script><img src=x onerror=window.__ran=true>", "text/plain": "x"},
+                    ),
+                ],
+            )
+        ]
+    )
     ipynb = tmp_path / "hostile.ipynb"
     nbformat.write(nb, ipynb)
     exported = to_html(ipynb)

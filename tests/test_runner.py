@@ -1,4 +1,5 @@
 """The papermill runner and the command line."""
+
 from __future__ import annotations
 
 import io
@@ -65,9 +66,14 @@ def test_a_stopped_run_still_reports_what_completed(tmp_path, root):
 def test_notebooks_of_a_run_share_one_kernel_yet_start_fresh(tmp_path, root):
     """Notebooks that share a kernel, reset before each: no name, display setting or cell number
     leaks from one notebook into the next."""
-    proj = mini_project(tmp_path, root, [["import polars as pl\npl.Config.set_tbl_rows(3)\nleak = 1", "import os\nos.getpid()"],
-                                         ["import os, polars as pl\nprint('leak' in dir(), pl.Config.state(if_set=True).get('POLARS_FMT_MAX_ROWS'))",
-                                          "os.getpid()"]])
+    proj = mini_project(
+        tmp_path,
+        root,
+        [
+            ["import polars as pl\npl.Config.set_tbl_rows(3)\nleak = 1", "import os\nos.getpid()"],
+            ["import os, polars as pl\nprint('leak' in dir(), pl.Config.state(if_set=True).get('POLARS_FMT_MAX_ROWS'))", "os.getpid()"],
+        ],
+    )
     kernel = WarmKernel(kernel_name(), proj)
     try:
         assert run(proj, "params/default.yaml", "warm", None, out=io.StringIO(), kernels=[kernel]) == 0
@@ -128,8 +134,23 @@ def test_eval_command_writes_metrics_json(root, tmp_path):
     import json
 
     name = "test-eval-example"
-    out = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "eval", "--corpus", "sample_corpus",
-                          "--gold", "tests/data/gold_example.jsonl", "--name", name], capture_output=True, text=True, cwd=root)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qspace_frames.cli",
+            "eval",
+            "--corpus",
+            "sample_corpus",
+            "--gold",
+            "tests/data/gold_example.jsonl",
+            "--name",
+            name,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     metrics = json.loads((root / "reports" / name / "evaluation" / "metrics.json").read_text())
     assert set(metrics) == {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
@@ -137,6 +158,21 @@ def test_eval_command_writes_metrics_json(root, tmp_path):
         assert m["n_queries"] == 5
         recalls = [m[f"evidence_recall@{b}"] for b in (256, 512, 1024, 2048)]
         assert recalls == sorted(recalls) and 0 <= recalls[0] and recalls[-1] <= 1
-    bad = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "eval", "--corpus", "sample_corpus",
-                          "--gold", str(tmp_path / "missing.jsonl"), "--name", name], capture_output=True, text=True, cwd=root)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qspace_frames.cli",
+            "eval",
+            "--corpus",
+            "sample_corpus",
+            "--gold",
+            str(tmp_path / "missing.jsonl"),
+            "--name",
+            name,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert bad.returncode == 2 and "missing.jsonl" in bad.stderr

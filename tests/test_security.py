@@ -5,6 +5,7 @@
 2. A parameters file carrying a YAML python tag is refused, naming the file, and runs nothing.
 3. Script and event-handler markup in documents comes out of the HTML loader as plain text only.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,14 +19,38 @@ from qspace_frames.params import CorpusParams, ParamsError, load_params
 PACKAGE = Path(__file__).resolve().parents[1] / "qspace_frames"
 
 BANNED_MODULES = {  # deserialisers that run code, and network clients
-    "pickle", "cPickle", "_pickle", "dill", "cloudpickle", "joblib", "marshal", "shelve",
-    "urllib.request", "http.client", "requests", "httpx", "aiohttp", "ftplib", "socket", "telnetlib",
+    "pickle",
+    "cPickle",
+    "_pickle",
+    "dill",
+    "cloudpickle",
+    "joblib",
+    "marshal",
+    "shelve",
+    "urllib.request",
+    "http.client",
+    "requests",
+    "httpx",
+    "aiohttp",
+    "ftplib",
+    "socket",
+    "telnetlib",
 }
 BANNED_BUILTINS = {"eval", "exec", "compile", "__import__"}
 BANNED_ATTRS = {  # (module alias or object, attribute) pairs that execute or unpickle
-    ("yaml", "unsafe_load"), ("yaml", "unsafe_load_all"), ("yaml", "full_load"), ("yaml", "full_load_all"),
-    ("os", "system"), ("os", "popen"), ("os", "execv"), ("os", "execve"), ("os", "execvp"), ("os", "spawnv"),
-    ("pd", "read_pickle"), ("pandas", "read_pickle"), ("torch", "load"),
+    ("yaml", "unsafe_load"),
+    ("yaml", "unsafe_load_all"),
+    ("yaml", "full_load"),
+    ("yaml", "full_load_all"),
+    ("os", "system"),
+    ("os", "popen"),
+    ("os", "execv"),
+    ("os", "execve"),
+    ("os", "execvp"),
+    ("os", "spawnv"),
+    ("pd", "read_pickle"),
+    ("pandas", "read_pickle"),
+    ("torch", "load"),
 }
 UNSAFE_LOADERS = {"Loader", "UnsafeLoader", "FullLoader", "CLoader", "CUnsafeLoader", "CFullLoader"}
 
@@ -46,8 +71,7 @@ def findings(source: str, name: str) -> list[str]:
     for node in ast.walk(ast.parse(source, name)):
         where = f"{name}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Import):
-            out += [f"{where}: import {a.name}" for a in node.names
-                    if a.name in BANNED_MODULES or a.name.split(".")[0] in BANNED_MODULES]
+            out += [f"{where}: import {a.name}" for a in node.names if a.name in BANNED_MODULES or a.name.split(".")[0] in BANNED_MODULES]
         elif isinstance(node, ast.ImportFrom) and node.module:
             mod = node.module
             if mod in BANNED_MODULES or mod.split(".")[0] in BANNED_MODULES:
@@ -73,13 +97,15 @@ def findings(source: str, name: str) -> list[str]:
                 shell = kwargs.get("shell")
                 if shell is not None and not (isinstance(shell, ast.Constant) and shell.value is False):
                     out.append(f"{where}: {func}(shell=...)")
-            if "allow_pickle" in kwargs and not (isinstance(kwargs["allow_pickle"], ast.Constant) and kwargs["allow_pickle"].value is False):
+            if "allow_pickle" in kwargs and not (
+                isinstance(kwargs["allow_pickle"], ast.Constant) and kwargs["allow_pickle"].value is False
+            ):
                 out.append(f"{where}: allow_pickle")
     return out
 
 
 def test_the_scanner_catches_what_it_looks_for():
-    bad = '''
+    bad = """
 import pickle
 import marshal as m
 from yaml import unsafe_load
@@ -92,10 +118,10 @@ yaml.unsafe_load("a: 1")
 subprocess.run("ls", shell=True)
 os.system("echo")
 np.load("a.npy", allow_pickle=True)
-'''
+"""
     got = findings(bad, "bad.py")
     assert sorted({int(f.split(":")[1]) for f in got}) == [2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13], got  # every line but the import
-    good = '''
+    good = """
 import yaml, subprocess, re
 yaml.safe_load("a: 1")
 yaml.load("a: 1", Loader=yaml.SafeLoader)
@@ -103,7 +129,7 @@ subprocess.run(["ls"], shell=False)
 subprocess.Popen([sys.executable, "-m", "x"])
 re.compile("x")
 df.list.eval(pl.element())  # a Polars expression, not the builtin
-'''
+"""
     assert findings(good, "good.py") == []
 
 
@@ -117,12 +143,15 @@ def test_package_source_never_executes_or_unpickles_input():
 # --------------------------------------------------------------------------- YAML tags
 
 
-@pytest.mark.parametrize("body", [
-    'store: !!python/object/apply:os.system ["echo hi"]\n',
-    'store:\n  root: !!python/object/apply:os.mkdir ["{pwned}"]\n',
-    'corpus: !!python/object/new:subprocess.Popen [["touch", "{pwned}"]]\n',
-    '!!python/name:os.system\n',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        'store: !!python/object/apply:os.system ["echo hi"]\n',
+        'store:\n  root: !!python/object/apply:os.mkdir ["{pwned}"]\n',
+        'corpus: !!python/object/new:subprocess.Popen [["touch", "{pwned}"]]\n',
+        "!!python/name:os.system\n",
+    ],
+)
 def test_params_yaml_with_a_python_tag_is_refused(tmp_path, capfd, body):
     pwned = tmp_path / "pwned"
     path = tmp_path / "evil.yaml"
@@ -146,11 +175,14 @@ def _html(tmp_path: Path, body: str):
 
 
 def test_script_and_event_handlers_are_not_text(tmp_path):
-    r = _html(tmp_path, "<html><head><title>T</title><script>alert(1)</script></head><body>"
-                        "<p>Before <script>alert(1)</script>after.</p>"
-                        "<p><img src=x onerror=alert(1)>Image caption.</p>"
-                        '<p onclick="alert(1)">Click <a href="javascript:alert(1)">here</a>.</p>'
-                        "<noscript><img src=x onerror=alert(1)></noscript><style>p{}</style></body></html>")
+    r = _html(
+        tmp_path,
+        "<html><head><title>T</title><script>alert(1)</script></head><body>"
+        "<p>Before <script>alert(1)</script>after.</p>"
+        "<p><img src=x onerror=alert(1)>Image caption.</p>"
+        '<p onclick="alert(1)">Click <a href="javascript:alert(1)">here</a>.</p>'
+        "<noscript><img src=x onerror=alert(1)></noscript><style>p{}</style></body></html>",
+    )
     assert r.status == "loaded"
     text = r.pages[0][1]
     assert text == "# T\n\nBefore after.\n\nImage caption.\n\nClick here."
@@ -160,8 +192,7 @@ def test_script_and_event_handlers_are_not_text(tmp_path):
 def test_markup_shown_as_text_stays_inert_text(tmp_path):
     """Escaped markup is content (a page about XSS): it comes out as the characters it shows,
     plain text that every report must escape, never as a tag."""
-    r = _html(tmp_path, "<p>Never paste &lt;script&gt;alert(1)&lt;/script&gt; or "
-                        "&lt;img src=x onerror=alert(1)&gt; into a form.</p>")
+    r = _html(tmp_path, "<p>Never paste &lt;script&gt;alert(1)&lt;/script&gt; or &lt;img src=x onerror=alert(1)&gt; into a form.</p>")
     assert r.status == "loaded"
     assert r.pages == [(None, "Never paste <script>alert(1)</script> or <img src=x onerror=alert(1)> into a form.")]
 

@@ -1,5 +1,6 @@
 """The stage contract (issue 19): a stage is given only what it declares, its outputs are checked
 against their schemas, and its artifact id follows its code but not its comments."""
+
 from __future__ import annotations
 
 import textwrap
@@ -31,21 +32,30 @@ def _module(name: str, source: str) -> types.ModuleType:
 
 
 def test_the_code_hash_ignores_docstrings_and_comments_but_not_code():
-    a = _module("qs_code_a", '''
+    a = _module(
+        "qs_code_a",
+        '''
         """A module."""
         def f(x):
             """Doubles."""
             return x * 2  # why
-        ''')
-    b = _module("qs_code_b", '''
+        ''',
+    )
+    b = _module(
+        "qs_code_b",
+        """
         def f(x):
             # a comment that moved
             return x * 2
-        ''')
-    c = _module("qs_code_c", '''
+        """,
+    )
+    c = _module(
+        "qs_code_c",
+        """
         def f(x):
             return x * 3
-        ''')
+        """,
+    )
     assert code_hash(a) == code_hash(b) != code_hash(c)
     assert code_hash(a.f) == code_hash(b.f) != code_hash(c.f)
 
@@ -87,8 +97,9 @@ def test_outputs_are_checked_against_their_schemas():
 
 def test_editing_a_stage_function_changes_its_artifact_id(root, tmp_path, monkeypatch):
     (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
-    wb = pipeline.Workbench(params_file=str(tmp_path / "p.yaml"), corpus_arg="sample_corpus", run_name="c", project_root=root,
-                            reports_dir=tmp_path / "r")
+    wb = pipeline.Workbench(
+        params_file=str(tmp_path / "p.yaml"), corpus_arg="sample_corpus", run_name="c", project_root=root, reports_dir=tmp_path / "r"
+    )
     before, density = wb.artifact_id("corpus"), wb.artifact_id("density")
     st = pipeline.STAGES["density"]
 
@@ -96,8 +107,9 @@ def test_editing_a_stage_function_changes_its_artifact_id(root, tmp_path, monkey
         return {"density": st.fn(t, p, rt)["density"].head(0)}
 
     monkeypatch.setitem(pipeline.STAGES, "density", Stage(**{**st.__dict__, "fn": edited}))
-    wb2 = pipeline.Workbench(params_file=str(tmp_path / "p.yaml"), corpus_arg="sample_corpus", run_name="c2", project_root=root,
-                             reports_dir=tmp_path / "r")
+    wb2 = pipeline.Workbench(
+        params_file=str(tmp_path / "p.yaml"), corpus_arg="sample_corpus", run_name="c2", project_root=root, reports_dir=tmp_path / "r"
+    )
     assert wb2.artifact_id("corpus") == before  # an unrelated stage keeps its id
     assert wb2.artifact_id("density") != density
     assert wb2.artifact("density").read().height == 0  # and is computed by the edited code
@@ -113,8 +125,14 @@ def test_a_gold_file_and_the_dictionary_are_inputs_of_the_evaluation(root, tmp_p
     (proj / "pyproject.toml").write_text("")
 
     def wb(name, g=None):
-        return pipeline.Workbench(params_file=str(tmp_path / "p.yaml"), corpus_arg=str(root / "sample_corpus"), run_name=name,
-                                  project_root=proj, reports_dir=tmp_path / "r", gold=str(g) if g else None)
+        return pipeline.Workbench(
+            params_file=str(tmp_path / "p.yaml"),
+            corpus_arg=str(root / "sample_corpus"),
+            run_name=name,
+            project_root=proj,
+            reports_dir=tmp_path / "r",
+            gold=str(g) if g else None,
+        )
 
     silver, with_gold = wb("a").artifact_id("evaluation"), wb("b", gold).artifact_id("evaluation")
     assert silver != with_gold

@@ -1,4 +1,5 @@
 """Ids and the content-addressed store."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -16,8 +17,18 @@ def test_canonical_json_ignores_key_order():
 def test_artifact_id_depends_on_every_part():
     base = artifact_id("fragments", "1", "h", ["art_a"])
     assert base == artifact_id("fragments", "1", "h", ["art_a"])
-    assert len({base, artifact_id("fragments", "2", "h", ["art_a"]), artifact_id("fragments", "1", "h2", ["art_a"]),
-                artifact_id("fragments", "1", "h", ["art_b"]), artifact_id("pages", "1", "h", ["art_a"])}) == 5
+    assert (
+        len(
+            {
+                base,
+                artifact_id("fragments", "2", "h", ["art_a"]),
+                artifact_id("fragments", "1", "h2", ["art_a"]),
+                artifact_id("fragments", "1", "h", ["art_b"]),
+                artifact_id("pages", "1", "h", ["art_a"]),
+            }
+        )
+        == 5
+    )
 
 
 def test_put_get_roundtrip_and_no_overwrite(tmp_path):
@@ -51,8 +62,17 @@ from qspace_frames.ids import id_expr  # noqa: E402
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.none() | st.text(max_size=20), st.none() | st.integers(-10**12, 10**12),
-                          st.none() | st.lists(st.text(max_size=8), max_size=3)), min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(
+            st.none() | st.text(max_size=20),
+            st.none() | st.integers(-(10**12), 10**12),
+            st.none() | st.lists(st.text(max_size=8), max_size=3),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_vectorised_ids_equal_content_ids(rows):
     """id_expr builds canonical JSON in Polars: it must hash exactly what content_id hashes."""
     df = pl.DataFrame(rows, schema={"a": pl.String, "b": pl.Int64, "c": pl.List(pl.String)}, orient="row")

@@ -4,6 +4,7 @@ A stage that streams must give the same artifact as one that returns whole frame
 batch boundaries: these tests cut real rows (the sample corpus's pages and fragments) at many
 different places and check bytes, hashes, order and coverage.
 """
+
 from __future__ import annotations
 
 import os
@@ -87,7 +88,7 @@ def test_doc_shards_keep_documents_whole_and_in_order(sample, seed):
     shards = list(doc_shards(cuts(pages, seed, 6), max_docs=1 + seed, max_chars=2_000 * (1 + seed)))
     assert pl.concat(shards).equals(pages)
     docs = [set(s["doc_id"]) for s in shards]
-    assert all(not (a & b) for i, a in enumerate(docs) for b in docs[i + 1:])  # no document in two shards
+    assert all(not (a & b) for i, a in enumerate(docs) for b in docs[i + 1 :])  # no document in two shards
     assert all(len(d) <= 1 + seed for d in docs)
 
 
@@ -99,7 +100,7 @@ def test_key_shards_never_split_a_key(sample, seed, key):
     shards = list(key_shards(cuts(rows, seed, 8), key, rows=3 + 10 * seed))
     assert pl.concat(shards).equals(rows)
     keys = [set(s[key]) for s in shards]
-    assert all(not (a & b) for i, a in enumerate(keys) for b in keys[i + 1:])
+    assert all(not (a & b) for i, a in enumerate(keys) for b in keys[i + 1 :])
     if key == "fragment_id":  # one row per key: every shard is at most `rows` long
         assert all(s.height <= 3 + 10 * seed for s in shards)
 
@@ -148,8 +149,14 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
     def run(name: str) -> dict:
         params = tmp_path / f"{name}.yaml"
         params.write_text(f"store:\n  root: {tmp_path / name}\n")
-        wb = Workbench(params_file=str(params), corpus_arg=str(SAMPLE), run_name=name, project_root=ROOT,
-                       reports_dir=tmp_path / "reports", workers=2 if name == "tiny" else 1)
+        wb = Workbench(
+            params_file=str(params),
+            corpus_arg=str(SAMPLE),
+            run_name=name,
+            project_root=ROOT,
+            reports_dir=tmp_path / "reports",
+            workers=2 if name == "tiny" else 1,
+        )
         out = {}
         for stage in list(STAGES)[: list(STAGES).index("simulation") + 1]:
             art = wb.artifact(stage)
@@ -157,9 +164,15 @@ def test_tiny_shards_give_the_same_artifacts_as_one_pass(tmp_path, monkeypatch):
         return out
 
     whole = run("whole")
-    for mod, name, value in [(shards, "SHARD_DOCS", 2), (shards, "SHARD_CHARS", 5_000), (stages, "AFFORDANCE_SHARD_ROWS", 7),
-                             (stages, "TREE_SHARD_UNITS", 5), (stages, "SIMULATION_SHARD_NODES", 40),
-                             (shards, "SPILL_READ_ROWS", 20), (shards, "SPILL_HOLD_BYTES", 0)]:
+    for mod, name, value in [
+        (shards, "SHARD_DOCS", 2),
+        (shards, "SHARD_CHARS", 5_000),
+        (stages, "AFFORDANCE_SHARD_ROWS", 7),
+        (stages, "TREE_SHARD_UNITS", 5),
+        (stages, "SIMULATION_SHARD_NODES", 40),
+        (shards, "SPILL_READ_ROWS", 20),
+        (shards, "SPILL_HOLD_BYTES", 0),
+    ]:
         monkeypatch.setattr(mod, name, value)
     tiny = run("tiny")
     assert whole.keys() == tiny.keys() and len(whole) >= 14
@@ -185,8 +198,14 @@ def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypat
     params.write_text(f"store:\n  root: {tmp_path / 'store'}\n")
 
     def evaluation(workers: int) -> dict:
-        wb = Workbench(params_file=str(params), corpus_arg=str(SAMPLE), run_name=f"w{workers}", project_root=ROOT,
-                       reports_dir=tmp_path / "reports", workers=workers)
+        wb = Workbench(
+            params_file=str(params),
+            corpus_arg=str(SAMPLE),
+            run_name=f"w{workers}",
+            project_root=ROOT,
+            reports_dir=tmp_path / "reports",
+            workers=workers,
+        )
         return {**wb.compute("chunks"), **wb.compute("evaluation")}
 
     one = evaluation(1)
@@ -215,7 +234,7 @@ def test_a_crashed_worker_fails_its_call_and_the_next_call_gets_a_new_pool():
     assert [result() for result in workers.started(abs, [(-5,)], 2)] == [5]
 
 
-NESTED = '''
+NESTED = """
 from qspace_frames.runtime import workers
 
 def square(x):
@@ -226,7 +245,7 @@ def nested(n):  # a pool task that itself asks for the pool
 
 if __name__ == "__main__":
     print([f() for f in workers.started(nested, [(3,), (4,)], 2)])
-'''
+"""
 
 
 def test_a_task_that_asks_for_the_pool_runs_its_work_itself_and_the_run_exits(tmp_path):
@@ -362,18 +381,20 @@ def test_content_hash_sees_every_value_and_only_the_values(tmp_path):
     from an empty string or a zero, one NaN from another only if they are not both NaN."""
     import datetime as dt
 
-    base = pl.DataFrame({
-        "s": ["a", None, "", "ccc", None, "dd"],
-        "b": [b"x", None, b"", b"yy", b"z", None],
-        "i": [1, None, 0, 3, -4, 5],
-        "f": [0.5, float("nan"), None, -0.0, 2.0, 1e300],
-        "t": [True, None, False, True, False, True],
-        "d": [dt.date(2020, 1, 1), None, dt.date(1970, 1, 1), dt.date(2030, 5, 6), dt.date(2000, 2, 29), None],
-        "ts": [dt.datetime(2020, 1, 1, 12), None, dt.datetime(1970, 1, 1), dt.datetime(2030, 5, 6), None, dt.datetime(2001, 1, 1)],
-        "l": [["x"], None, [], ["a", None], ["b"], ["c", "d"]],
-        "n": pl.Series([None] * 6, dtype=pl.Null),
-        "c": pl.Series(["u", "v", None, "u", "w", "v"], dtype=pl.Categorical),
-    })
+    base = pl.DataFrame(
+        {
+            "s": ["a", None, "", "ccc", None, "dd"],
+            "b": [b"x", None, b"", b"yy", b"z", None],
+            "i": [1, None, 0, 3, -4, 5],
+            "f": [0.5, float("nan"), None, -0.0, 2.0, 1e300],
+            "t": [True, None, False, True, False, True],
+            "d": [dt.date(2020, 1, 1), None, dt.date(1970, 1, 1), dt.date(2030, 5, 6), dt.date(2000, 2, 29), None],
+            "ts": [dt.datetime(2020, 1, 1, 12), None, dt.datetime(1970, 1, 1), dt.datetime(2030, 5, 6), None, dt.datetime(2001, 1, 1)],
+            "l": [["x"], None, [], ["a", None], ["b"], ["c", "d"]],
+            "n": pl.Series([None] * 6, dtype=pl.Null),
+            "c": pl.Series(["u", "v", None, "u", "w", "v"], dtype=pl.Categorical),
+        }
+    )
     h = frame_hash(base)
     # the same rows in other batchings, and after operations that leave bytes behind null slots
     for parts in ([base.slice(0, 1), base.slice(1, 4), base.slice(5)], [base.slice(k, 1) for k in range(6)]):
@@ -385,7 +406,9 @@ def test_content_hash_sees_every_value_and_only_the_values(tmp_path):
     long = pl.DataFrame({"s": ["alpha-long-string-here", "beta-long-string-here-too", "c"]})
     masked = long.with_columns(pl.when(pl.col("s") != "beta-long-string-here-too").then(pl.col("s")))
     arr = masked.to_arrow().column("s").chunks[0]
-    assert arr.buffers()[1].size and int.from_bytes(arr.buffers()[1].to_pybytes()[16:24], "little") == 22 + 25  # the null's slot holds 25 bytes
+    assert (
+        arr.buffers()[1].size and int.from_bytes(arr.buffers()[1].to_pybytes()[16:24], "little") == 22 + 25
+    )  # the null's slot holds 25 bytes
     assert frame_hash(masked) == frame_hash(pl.DataFrame({"s": ["alpha-long-string-here", None, "c"]}))
     # an empty table: the same hash written with no batch, with an empty batch, or hashed whole
     w = TableWriter(tmp_path / "e.parquet")
@@ -393,9 +416,16 @@ def test_content_hash_sees_every_value_and_only_the_values(tmp_path):
     assert empty_info["content_hash"] == frame_hash(base.clear()) == frame_hash(base.head(0))
     assert frame_hash(base.with_columns(pl.col("f").fill_nan(float("nan")))) == h
     changes = [
-        pl.col("s").fill_null(""), pl.col("s").str.replace("ccc", "ccd"), pl.col("b").fill_null(b""),
-        pl.col("i").fill_null(0), pl.col("f").fill_null(0.0), pl.col("f").abs(), pl.col("t").fill_null(False),
-        pl.col("d").fill_null(dt.date(1970, 1, 1)), pl.col("ts").dt.offset_by("1us"), pl.col("l").list.reverse(),
+        pl.col("s").fill_null(""),
+        pl.col("s").str.replace("ccc", "ccd"),
+        pl.col("b").fill_null(b""),
+        pl.col("i").fill_null(0),
+        pl.col("f").fill_null(0.0),
+        pl.col("f").abs(),
+        pl.col("t").fill_null(False),
+        pl.col("d").fill_null(dt.date(1970, 1, 1)),
+        pl.col("ts").dt.offset_by("1us"),
+        pl.col("l").list.reverse(),
         pl.col("c").cast(pl.String).str.replace("w", "x").cast(pl.Categorical),
     ]
     hashes = {frame_hash(base.with_columns(e)) for e in changes}

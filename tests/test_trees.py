@@ -1,4 +1,5 @@
 """Retrieval trees, J(T), traversal simulation and what a changed cost weight recomputes."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -24,7 +25,9 @@ def overlay(tmp_path, name, body=""):
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory, root):
     d = tmp_path_factory.mktemp("trees")
-    return Workbench(params_file=str(overlay(d, "p.yaml")), corpus_arg="sample_corpus", run_name="t", project_root=root, reports_dir=d / "r")
+    return Workbench(
+        params_file=str(overlay(d, "p.yaml")), corpus_arg="sample_corpus", run_name="t", project_root=root, reports_dir=d / "r"
+    )
 
 
 def check_scores(wb):
@@ -40,8 +43,11 @@ def check_scores(wb):
     assert (recomputed["_J"] - recomputed["J"]).abs().max() < 1e-12
     # one selected tree per fragment, and no candidate has a lower J
     per = scores.group_by("fragment_id").agg(
-        pl.col("selected").sum().alias("n_sel"), pl.col("J").min().alias("best"),
-        pl.col("J").filter(pl.col("selected")).first().alias("chosen"), pl.col("candidate").n_unique().alias("n_cand"))
+        pl.col("selected").sum().alias("n_sel"),
+        pl.col("J").min().alias("best"),
+        pl.col("J").filter(pl.col("selected")).first().alias("chosen"),
+        pl.col("candidate").n_unique().alias("n_cand"),
+    )
     assert (per["n_sel"] == 1).all()
     assert (per["chosen"] <= per["best"] + 1e-12).all()
     assert (per["n_cand"] == len(CANDIDATES)).all()
@@ -78,9 +84,11 @@ def test_several_leaves_with_one_role_are_told_apart(tmp_path, root):
     (corpus / "matrix.md").write_text(
         "# Approvals\n\nPurchases over $5,000 must be approved by the Finance Manager. "
         "Purchases over $50,000 must be approved by the Chief Financial Officer. "
-        "Purchases over $500,000 must be approved by the Board of Directors.\n")
-    wb = Workbench(params_file=str(overlay(tmp_path, "p.yaml")), corpus_arg=str(corpus), run_name="t", project_root=root,
-                   reports_dir=tmp_path / "r")
+        "Purchases over $500,000 must be approved by the Board of Directors.\n"
+    )
+    wb = Workbench(
+        params_file=str(overlay(tmp_path, "p.yaml")), corpus_arg=str(corpus), run_name="t", project_root=root, reports_dir=tmp_path / "r"
+    )
     sims = wb.read("simulation", "simulations").filter(pl.col("intent") == "approval_lookup")
     assert sims.height == 3
     answers = {r["question"]: r["answer"] for r in sims.iter_rows(named=True)}
@@ -90,9 +98,20 @@ def test_several_leaves_with_one_role_are_told_apart(tmp_path, root):
 
 
 def test_changing_a_cost_weight_recomputes_only_the_tree_stages(tmp_path, root):
-    a = Workbench(params_file=str(overlay(tmp_path, "a.yaml")), corpus_arg="sample_corpus", run_name="a", project_root=root, reports_dir=tmp_path / "r")
-    b = Workbench(params_file=str(overlay(tmp_path, "b.yaml", "trees:\n  w_context_tokens: 0.6\n")), corpus_arg="sample_corpus",
-                  run_name="b", project_root=root, reports_dir=tmp_path / "r")
+    a = Workbench(
+        params_file=str(overlay(tmp_path, "a.yaml")),
+        corpus_arg="sample_corpus",
+        run_name="a",
+        project_root=root,
+        reports_dir=tmp_path / "r",
+    )
+    b = Workbench(
+        params_file=str(overlay(tmp_path, "b.yaml", "trees:\n  w_context_tokens: 0.6\n")),
+        corpus_arg="sample_corpus",
+        run_name="b",
+        project_root=root,
+        reports_dir=tmp_path / "r",
+    )
     downstream = {"trees", "simulation", "evaluation"}
     for stage in pipeline.STAGES:
         same = a.artifact(stage).artifact_id == b.artifact(stage).artifact_id

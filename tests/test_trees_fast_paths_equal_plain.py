@@ -1,5 +1,6 @@
 """The fast paths of the tree stage give the rows the plain definitions give: batching, the merge of
 the batches, and sibling order, preorder and parent ids found by forward fills."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -8,8 +9,16 @@ import pytest
 from qspace_frames.pipeline import Workbench
 from qspace_frames.trees.compile import NODE_ORDER, compile_trees, node_frame
 
-INPUTS = ("fragments", "evidence", "prototypes/fragment_question_edges", "prototypes", "density", "classes/memberships", "classes",
-          "evidence/codemand")
+INPUTS = (
+    "fragments",
+    "evidence",
+    "prototypes/fragment_question_edges",
+    "prototypes",
+    "density",
+    "classes/memberships",
+    "classes",
+    "evidence/codemand",
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +59,8 @@ def test_order_preorder_and_parents_follow_their_definitions(sample):
     # node_frame's ancestors: `_p` is the parent's preorder
     n = node_frame(nodes)
     with_parent = n.join(nodes.select("tree_id", "preorder", "parent_id"), on=["tree_id", "preorder"]).join(
-        parents.select("tree_id", "parent_id", "_pp"), on=["tree_id", "parent_id"], how="left")
+        parents.select("tree_id", "parent_id", "_pp"), on=["tree_id", "parent_id"], how="left"
+    )
     assert with_parent.filter(pl.col("depth") > 0).select((pl.col("_p") == pl.col("_pp")).all()).item()
 
 
@@ -65,7 +75,8 @@ def test_a_span_that_is_its_whole_fragment_takes_the_fragments_count(sample):
     assert reused.equals(counted)
     frags = sample.read("fragments").select("fragment_id", "char_start", "char_end")
     whole = (
-        reused.filter(pl.col("kind") == "leaf").join(frags, on="fragment_id")
+        reused.filter(pl.col("kind") == "leaf")
+        .join(frags, on="fragment_id")
         .filter((pl.col("span_start") == pl.col("char_start")) & (pl.col("span_end") == pl.col("char_end")))
         .join(sample.read("evidence").select("evidence_id", "span"), on="evidence_id")
     )

@@ -8,6 +8,7 @@ inventory, no error output in any executed notebook, and the empty tables said i
 
 Marked `notebooks` (and the real ones `corpora`): `make test-fast` skips them, `make test` runs them.
 """
+
 from __future__ import annotations
 
 import io
@@ -31,14 +32,26 @@ NOTEBOOKS = 9
 SAYS = {
     "flat_text": [("02_fragments", ": 0 sections, "), ("01_corpus", "3 files discovered, 3 loaded")],
     "one_document": [("01_corpus", "1 files discovered, 1 loaded"), ("04_question_space", "1 prototypes")],
-    "all_broken": [("01_corpus", "5 files discovered, 0 loaded"), ("02_fragments", "No fragments: no document in this corpus"),
-                   ("03_affordances", "No questions: no sentence"), ("06_trees", "No retrieval trees"),
-                   ("07_evaluation", "No question to evaluate"), ("08_ask", "No answer found")],
-    "empty_folder": [("01_corpus", "0 files discovered"), ("01_corpus", "No file was discovered in this folder."),
-                     ("02_fragments", "No fragments: nothing to check.")],
-    "no_affordances": [("03_affordances", "No questions: no sentence"), ("04_question_space", "No prototypes"),
-                       ("05_evidence_graph", "No evidence units"), ("06_trees", "No trees: nothing to check."),
-                       ("07_evaluation", "No traversal to simulate")],
+    "all_broken": [
+        ("01_corpus", "5 files discovered, 0 loaded"),
+        ("02_fragments", "No fragments: no document in this corpus"),
+        ("03_affordances", "No questions: no sentence"),
+        ("06_trees", "No retrieval trees"),
+        ("07_evaluation", "No question to evaluate"),
+        ("08_ask", "No answer found"),
+    ],
+    "empty_folder": [
+        ("01_corpus", "0 files discovered"),
+        ("01_corpus", "No file was discovered in this folder."),
+        ("02_fragments", "No fragments: nothing to check."),
+    ],
+    "no_affordances": [
+        ("03_affordances", "No questions: no sentence"),
+        ("04_question_space", "No prototypes"),
+        ("05_evidence_graph", "No evidence units"),
+        ("06_trees", "No trees: nothing to check."),
+        ("07_evaluation", "No traversal to simulate"),
+    ],
     "one_block": [("02_fragments", "sentence_window")],
     "spreadsheets_only": [("01_corpus", "1 files discovered, 1 loaded")],
     "pdfs_only": [("01_corpus", "2 files discovered, 2 loaded")],
@@ -54,8 +67,10 @@ def front_matter_is_the_title(run_dir: Path) -> None:
     assert not fr.filter(pl.col("text").str.contains("keywords:")).height  # the block is not text
     inv = pl.read_csv(run_dir / "inventory.csv", infer_schema=False).sort("path")
     assert inv["load_status"].to_list() == ["loaded", "loaded"]
-    assert inv["error"].to_list() == ["front matter not parsed (YAML error: ParserError: expected ',' or ']', but got '<stream end>' "
-                                      "at line 3): kept as text", "front matter: title taken as the document title"]
+    assert inv["error"].to_list() == [
+        "front matter not parsed (YAML error: ParserError: expected ',' or ']', but got '<stream end>' at line 3): kept as text",
+        "front matter: title taken as the document title",
+    ]
 
 
 def one_prototype(run_dir: Path) -> None:
@@ -69,8 +84,14 @@ def every_file_has_a_reason(run_dir: Path) -> None:
 
 
 CHECKS = {"front_matter": front_matter_is_the_title, "one_document": one_prototype, "all_broken": every_file_has_a_reason}
-REAL = ["office-docx-python-docx", "office-pptx-python-pptx", "office-xlsx-openpyxl", "debian-policy",
-        "policy-github-site-policy", "policyqa-dev-as-text"]
+REAL = [
+    "office-docx-python-docx",
+    "office-pptx-python-pptx",
+    "office-xlsx-openpyxl",
+    "debian-policy",
+    "policy-github-site-policy",
+    "policyqa-dev-as-text",
+]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ drops, with a reason, anything that is not verbatim.
 Values are located without Python loops: each value pattern is written as
 `^(<prefix>)(<value>)`, so the character length of the prefix group is the value's offset in
 the sentence."""
+
 from __future__ import annotations
 
 import re
@@ -69,7 +70,9 @@ def _find_slot(lf: pl.LazyFrame, slot: Slot) -> pl.LazyFrame:
     screen."""
     text = pl.col("sentence")
     groups = [f"_{slot.name}_{i}" for i in range(len(slot.patterns))]
-    lf = lf.with_columns((text.str.contains(p.screen) if p.screen else pl.lit(True)).alias(f"{g}_ok") for p, g in zip(slot.patterns, groups))
+    lf = lf.with_columns(
+        (text.str.contains(p.screen) if p.screen else pl.lit(True)).alias(f"{g}_ok") for p, g in zip(slot.patterns, groups)
+    )
     lf = lf.with_columns(_extract_groups(p.regex, f"{g}_ok").alias(g) for p, g in zip(slot.patterns, groups))
     values = [pl.col(g).struct.field("2") for g in groups]
     starts = [pl.col(g).struct.field("1").str.len_chars() for g in groups]
@@ -93,26 +96,52 @@ def _detect_one(sents: pl.LazyFrame, d: Detector) -> pl.LazyFrame:
     for slot in d.slots:
         if slot.name in role_slots:  # keep the offset pointing at the cleaned value
             cleaned = _clean_role(f"_{slot.name}")
-            fixes += [cleaned.alias(f"_{slot.name}"),
-                      (pl.col(f"_{slot.name}_at") + pl.col(f"_{slot.name}").str.len_chars() - cleaned.str.len_chars()).alias(f"_{slot.name}_at")]
+            fixes += [
+                cleaned.alias(f"_{slot.name}"),
+                (pl.col(f"_{slot.name}_at") + pl.col(f"_{slot.name}").str.len_chars() - cleaned.str.len_chars()).alias(f"_{slot.name}_at"),
+            ]
     if fixes:
         lf = lf.with_columns(fixes)
     for req in d.required:
         lf = lf.filter(pl.col(f"_{req}").is_not_null() & (pl.col(f"_{req}").str.len_chars() > 0))
-    roles = pl.concat_list([
-        pl.struct(
-            pl.lit(s.role).alias("role"), pl.col(f"_{s.name}").alias("value"),
-            (pl.col("sent_start") + pl.col(f"_{s.name}_at")).alias("start"),
-            (pl.col("sent_start") + pl.col(f"_{s.name}_at") + pl.col(f"_{s.name}").str.len_chars()).alias("end"),
-        ) for s in d.slots if s.role
-    ]).list.eval(pl.element().filter(pl.element().struct.field("value").is_not_null() & (pl.element().struct.field("value") != "")))
+    roles = pl.concat_list(
+        [
+            pl.struct(
+                pl.lit(s.role).alias("role"),
+                pl.col(f"_{s.name}").alias("value"),
+                (pl.col("sent_start") + pl.col(f"_{s.name}_at")).alias("start"),
+                (pl.col("sent_start") + pl.col(f"_{s.name}_at") + pl.col(f"_{s.name}").str.len_chars()).alias("end"),
+            )
+            for s in d.slots
+            if s.role
+        ]
+    ).list.eval(pl.element().filter(pl.element().struct.field("value").is_not_null() & (pl.element().struct.field("value") != "")))
     n_opt = sum(1 for s in d.slots if s.name not in d.required)
-    filled_opt = pl.sum_horizontal([pl.col(f"_{s.name}").is_not_null().cast(pl.Int64) for s in d.slots if s.name not in d.required]) if n_opt else pl.lit(0)
+    filled_opt = (
+        pl.sum_horizontal([pl.col(f"_{s.name}").is_not_null().cast(pl.Int64) for s in d.slots if s.name not in d.required])
+        if n_opt
+        else pl.lit(0)
+    )
     conf = (pl.lit(d.base_confidence) + 0.04 * filled_opt).clip(upper_bound=0.99)
     return lf.with_columns(
-        pl.lit(d.intent).alias("intent"), pl.lit("direct").alias("support"), pl.lit(d.intent).alias("detector"),
-        roles.cast(ROLES_DTYPE).alias("roles"), conf.alias("confidence"),
-    ).select("fragment_id", "doc_id", "heading_path", "sentence", "sent_start", "sent_end", "intent", "support", "detector", "roles", "confidence")
+        pl.lit(d.intent).alias("intent"),
+        pl.lit("direct").alias("support"),
+        pl.lit(d.intent).alias("detector"),
+        roles.cast(ROLES_DTYPE).alias("roles"),
+        conf.alias("confidence"),
+    ).select(
+        "fragment_id",
+        "doc_id",
+        "heading_path",
+        "sentence",
+        "sent_start",
+        "sent_end",
+        "intent",
+        "support",
+        "detector",
+        "roles",
+        "confidence",
+    )
 
 
 def _partial_one(sents: pl.LazyFrame, d: Detector, direct: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
@@ -121,10 +150,25 @@ def _partial_one(sents: pl.LazyFrame, d: Detector, direct: pl.LazyFrame, p: Affo
         _matching(sents, d.partial_cue)
         .join(direct.filter(pl.col("intent") == d.intent).select("fragment_id", "sent_start"), on=["fragment_id", "sent_start"], how="anti")
         .with_columns(
-            pl.lit(d.intent).alias("intent"), pl.lit("partial").alias("support"), pl.lit(f"{d.intent}:partial").alias("detector"),
-            pl.lit([], dtype=ROLES_DTYPE).alias("roles"), pl.lit(p.partial_confidence).alias("confidence"),
+            pl.lit(d.intent).alias("intent"),
+            pl.lit("partial").alias("support"),
+            pl.lit(f"{d.intent}:partial").alias("detector"),
+            pl.lit([], dtype=ROLES_DTYPE).alias("roles"),
+            pl.lit(p.partial_confidence).alias("confidence"),
         )
-        .select("fragment_id", "doc_id", "heading_path", "sentence", "sent_start", "sent_end", "intent", "support", "detector", "roles", "confidence")
+        .select(
+            "fragment_id",
+            "doc_id",
+            "heading_path",
+            "sentence",
+            "sent_start",
+            "sent_end",
+            "intent",
+            "support",
+            "detector",
+            "roles",
+            "confidence",
+        )
     )
 
 
@@ -140,10 +184,17 @@ def detect(sents: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
 
 def fires(sentences_: list[str], p: AffordanceParams) -> pl.DataFrame:
     """Which intents fire (directly) on raw sentences: for the labelled detector test set."""
-    sents = pl.LazyFrame({"sentence": sentences_}).with_row_index("i").select(
-        pl.col("i").cast(pl.String).alias("fragment_id"), pl.col("i").cast(pl.String).alias("doc_id"),
-        pl.lit([], dtype=pl.List(pl.String)).alias("heading_path"), "sentence",
-        pl.lit(0, dtype=pl.Int64).alias("sent_start"), pl.col("sentence").str.len_chars().cast(pl.Int64).alias("sent_end"),
+    sents = (
+        pl.LazyFrame({"sentence": sentences_})
+        .with_row_index("i")
+        .select(
+            pl.col("i").cast(pl.String).alias("fragment_id"),
+            pl.col("i").cast(pl.String).alias("doc_id"),
+            pl.lit([], dtype=pl.List(pl.String)).alias("heading_path"),
+            "sentence",
+            pl.lit(0, dtype=pl.Int64).alias("sent_start"),
+            pl.col("sentence").str.len_chars().cast(pl.Int64).alias("sent_end"),
+        )
     )
     q = AffordanceParams(**{**p.model_dump(), "partial": False})
     return detect(sents, q).select(pl.col("fragment_id").cast(pl.Int64).alias("i"), "intent", "roles").collect().sort("i", "intent")
@@ -151,22 +202,25 @@ def fires(sentences_: list[str], p: AffordanceParams) -> pl.DataFrame:
 
 # ---- questions, typed values and ids -----------------------------------------------------------
 
+
 def _role_value(role: str) -> pl.Expr:
-    return pl.col("roles").list.eval(
-        pl.element().filter(pl.element().struct.field("role") == role).struct.field("value")
-    ).list.first()
+    return pl.col("roles").list.eval(pl.element().filter(pl.element().struct.field("role") == role).struct.field("value")).list.first()
 
 
 def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
     """A readable question per affordance, from its intent's template and extracted values."""
     text = pl.col("sentence")
     ascii_ = text.str.len_bytes() == text.str.len_chars()
-    extracted = pl.when(ascii_).then(_only(ascii_, text).str.extract(SUBJECT_ASCII, 1)).otherwise(_only(~ascii_, text).str.extract(SUBJECT, 1))
+    extracted = (
+        pl.when(ascii_).then(_only(ascii_, text).str.extract(SUBJECT_ASCII, 1)).otherwise(_only(~ascii_, text).str.extract(SUBJECT, 1))
+    )
     raw_subject = pl.col("_q_raw")  # extracted once, into a column: the rule below reads it four times
     # "Badges that open ..." reads as "badges that open ..." mid-question; keep acronyms as written
     subject_value = (
-        pl.when(raw_subject.str.contains(r"^[A-Z][a-z]")).then(raw_subject.str.slice(0, 1).str.to_lowercase() + raw_subject.str.slice(1))
-        .otherwise(raw_subject).fill_null("this")
+        pl.when(raw_subject.str.contains(r"^[A-Z][a-z]"))
+        .then(raw_subject.str.slice(0, 1).str.to_lowercase() + raw_subject.str.slice(1))
+        .otherwise(raw_subject)
+        .fill_null("this")
     )
     obj_value = pl.col("sentence").str.extract(OBJECT, 1).fill_null("this")
     # the subject and object regexes run once per distinct sentence, not once per template
@@ -195,43 +249,85 @@ def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
         direct_q = pl.concat_str(parts)
         in_heading = pl.when(heading.is_not_null()).then(pl.lit(" in '") + heading + pl.lit("'")).otherwise(pl.lit(" here"))
         partial_q = pl.lit(f"What {d.intent.replace('_lookup', '').replace('_', ' ')} process is described") + in_heading + pl.lit("?")
-        q = pl.when(pl.col("intent") == d.intent).then(
-            pl.when(pl.col("support") == "direct").then(direct_q).otherwise(partial_q)
-        ).otherwise(q)
+        q = (
+            pl.when(pl.col("intent") == d.intent)
+            .then(pl.when(pl.col("support") == "direct").then(direct_q).otherwise(partial_q))
+            .otherwise(q)
+        )
     parts = (
-        aff.select("sentence").unique().with_columns(extracted.alias("_q_raw"))
+        aff.select("sentence")
+        .unique()
+        .with_columns(extracted.alias("_q_raw"))
         .select("sentence", subject_value.alias("_q_subject"), obj_value.alias("_q_object"))
     )
-    return aff.join(parts, on="sentence", how="left", maintain_order="left").with_columns(q.alias("question")).drop("_q_subject", "_q_object")
+    return (
+        aff.join(parts, on="sentence", how="left", maintain_order="left").with_columns(q.alias("question")).drop("_q_subject", "_q_object")
+    )
 
 
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-          "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty-eight": 48, "twenty-four": 24,
-          "seventy-two": 72, "ninety": 90}
+_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty-eight": 48,
+    "twenty-four": 24,
+    "seventy-two": 72,
+    "ninety": 90,
+}
 _UNIT_HOURS = [("min", 1 / 60), ("hour", 1.0), ("hr", 1.0), ("day", 24.0), ("week", 168.0), ("month", 720.0)]
 
 
 def typed_values(aff: pl.LazyFrame) -> pl.LazyFrame:
     """Amount as a number with its currency, date as a date, duration in hours, step number, percent."""
-    amount_txt = pl.coalesce(_role_value("amount_threshold"), pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value")))
+    amount_txt = pl.coalesce(
+        _role_value("amount_threshold"), pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value"))
+    )
     num = amount_txt.str.extract(rf"({NUM})", 1).str.replace_all(",", "").cast(pl.Float64, strict=False)
     scale = (
-        pl.when(amount_txt.str.contains(r"(?i)billion|bn\b|\dB\b")).then(1e9)
-        .when(amount_txt.str.contains(r"(?i)million|mn\b|\dM\b")).then(1e6)
-        .when(amount_txt.str.contains(r"(?i)thousand|\dK\b")).then(1e3).otherwise(1.0)
+        pl.when(amount_txt.str.contains(r"(?i)billion|bn\b|\dB\b"))
+        .then(1e9)
+        .when(amount_txt.str.contains(r"(?i)million|mn\b|\dM\b"))
+        .then(1e6)
+        .when(amount_txt.str.contains(r"(?i)thousand|\dK\b"))
+        .then(1e3)
+        .otherwise(1.0)
     )
     currency = (
-        pl.when(amount_txt.str.contains(r"\$|USD|dollars")).then(pl.lit("USD"))
-        .when(amount_txt.str.contains(r"€|EUR|euros")).then(pl.lit("EUR"))
-        .when(amount_txt.str.contains(r"£|GBP|pounds")).then(pl.lit("GBP"))
+        pl.when(amount_txt.str.contains(r"\$|USD|dollars"))
+        .then(pl.lit("USD"))
+        .when(amount_txt.str.contains(r"€|EUR|euros"))
+        .then(pl.lit("EUR"))
+        .when(amount_txt.str.contains(r"£|GBP|pounds"))
+        .then(pl.lit("GBP"))
         .otherwise(amount_txt.str.extract(r"\b(CAD|AUD|CHF|JPY)\b", 1))
     )
     is_money = amount_txt.str.contains(MONEY)
     date_txt = (
-        _role_value("effective_date").str.replace_all(r"(\d)(?:st|nd|rd|th)", "$1").str.replace_all(r"\bday of\s+", "")
-        .str.replace_all(",", "").str.replace_all(r"\.", "").str.replace_all(r"\s+", " ")
+        _role_value("effective_date")
+        .str.replace_all(r"(\d)(?:st|nd|rd|th)", "$1")
+        .str.replace_all(r"\bday of\s+", "")
+        .str.replace_all(",", "")
+        .str.replace_all(r"\.", "")
+        .str.replace_all(r"\s+", " ")
     )
-    date = pl.coalesce([date_txt.str.to_date(f, strict=False) for f in ("%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d", "%m/%d/%Y", "%d-%b-%Y")])
+    date = pl.coalesce(
+        [
+            date_txt.str.to_date(f, strict=False)
+            for f in ("%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d", "%m/%d/%Y", "%d-%b-%Y")
+        ]
+    )
     dur = _role_value("sla_duration")
     dur_num = pl.coalesce(
         dur.str.extract(r"\((\d+)\)", 1).cast(pl.Float64, strict=False),
@@ -241,13 +337,19 @@ def typed_values(aff: pl.LazyFrame) -> pl.LazyFrame:
     unit = pl.lit(None, dtype=pl.Float64)
     for key, hours in reversed(_UNIT_HOURS):
         unit = pl.when(dur.str.to_lowercase().str.contains(rf"\b{key}")).then(hours).otherwise(unit)
-    pct = pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value")).str.extract(rf"({NUM})\s?(?:%|percent|per cent)", 1)
+    pct = (
+        pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value")).str.extract(rf"({NUM})\s?(?:%|percent|per cent)", 1)
+    )
     return aff.with_columns(
         pl.when(is_money).then(num * scale).alias("amount"),
         pl.when(is_money).then(currency).alias("currency"),
         date.alias("date"),
         (dur_num * unit).alias("duration_hours"),
-        pl.when(dur.str.contains(r"(?i)business|working")).then(pl.lit("business")).when(dur.is_not_null()).then(pl.lit("calendar")).alias("duration_basis"),
+        pl.when(dur.str.contains(r"(?i)business|working"))
+        .then(pl.lit("business"))
+        .when(dur.is_not_null())
+        .then(pl.lit("calendar"))
+        .alias("duration_basis"),
         _role_value("step").cast(pl.Int64, strict=False).alias("step_number"),
         pct.str.replace_all(",", "").cast(pl.Float64, strict=False).alias("percent"),
     )
@@ -267,26 +369,39 @@ def _signature(aff: pl.LazyFrame) -> pl.LazyFrame:
         *(pl.col(c).is_not_null().alias(f"_has_{c}") for c in _SIGNED),
     )
     roles = pl.col("_role_names").list.unique().list.sort()
-    typed = pl.concat_list([
-        pl.when(pl.col(f"_has_{c}")).then(pl.lit(c)).otherwise(pl.lit(None, dtype=pl.String)) for c in _SIGNED
-    ]).list.drop_nulls()
-    sigs = lf.select(keys).unique().with_columns(
-        roles.alias("role_signature"),
-        pl.concat_list([roles, typed]).list.unique().list.sort().alias("slot_signature"),
-    ).with_columns(
-        pl.struct("intent", "support", "slot_signature", "role_signature").map_batches(_prototype_ids, return_dtype=pl.String).alias("prototype_id")
+    typed = pl.concat_list(
+        [pl.when(pl.col(f"_has_{c}")).then(pl.lit(c)).otherwise(pl.lit(None, dtype=pl.String)) for c in _SIGNED]
+    ).list.drop_nulls()
+    sigs = (
+        lf.select(keys)
+        .unique()
+        .with_columns(
+            roles.alias("role_signature"),
+            pl.concat_list([roles, typed]).list.unique().list.sort().alias("slot_signature"),
+        )
+        .with_columns(
+            pl.struct("intent", "support", "slot_signature", "role_signature")
+            .map_batches(_prototype_ids, return_dtype=pl.String)
+            .alias("prototype_id")
+        )
     )
     return lf.join(sigs, on=keys, how="left", nulls_equal=True, maintain_order="left").drop(keys[2:])
 
 
 def _prototype_ids(s: pl.Series) -> pl.Series:
-    return pl.Series([
-        content_id("proto", {"intent": r["intent"], "support": r["support"], "slots": r["slot_signature"], "roles": r["role_signature"]})
-        for r in s.to_list()
-    ], dtype=pl.String)
+    return pl.Series(
+        [
+            content_id(
+                "proto", {"intent": r["intent"], "support": r["support"], "slots": r["slot_signature"], "roles": r["role_signature"]}
+            )
+            for r in s.to_list()
+        ],
+        dtype=pl.String,
+    )
 
 
 # ---- verification -------------------------------------------------------------------------------
+
 
 def _squash(e: pl.Expr) -> pl.Expr:
     """Whitespace runs as one space, trimmed; only texts with a run to squash (two whitespace
@@ -313,13 +428,17 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
     (modulo whitespace); every role value must equal the document text at its own offsets and
     lie inside the span.
     """
-    bad_value = pl.col("roles").list.eval(
-        (pl.element().struct.field("start") < pl.element().struct.field("end")).not_()
-    ).list.any()
+    bad_value = pl.col("roles").list.eval((pl.element().struct.field("start") < pl.element().struct.field("end")).not_()).list.any()
     # per fragment, once: its squashed text and the document text over its range
     frags = (
         fragments.join(aff.select("fragment_id").unique(), on="fragment_id", how="semi")
-        .select("fragment_id", "doc_id", pl.col("char_start").alias("_fs"), pl.col("char_end").alias("_fe"), _squash(pl.col("text")).alias("_fts"))
+        .select(
+            "fragment_id",
+            "doc_id",
+            pl.col("char_start").alias("_fs"),
+            pl.col("char_end").alias("_fe"),
+            _squash(pl.col("text")).alias("_fts"),
+        )
         .join(docs, on="doc_id", how="left")
         .with_columns(pl.col("doc_text").str.slice(pl.col("_fs"), pl.col("_fe") - pl.col("_fs")).alias("_fd"))
         .drop("doc_id", "doc_text")
@@ -339,18 +458,31 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
         checked.select("affordance_id", "doc_text", "_sd", "span_start", "span_end", "_vs", "_ve", "_vv")
         .explode(["_vs", "_ve", "_vv"])
         .with_columns(
-            (pl.col("_vv").is_null() | ((_doc_at(pl.col("_vs"), pl.col("_ve"), pl.col("_sd"), pl.col("span_start"), pl.col("span_end")) == pl.col("_vv"))
-             & (pl.col("_vs") >= pl.col("span_start")) & (pl.col("_ve") <= pl.col("span_end")))).alias("_ok")
+            (
+                pl.col("_vv").is_null()
+                | (
+                    (_doc_at(pl.col("_vs"), pl.col("_ve"), pl.col("_sd"), pl.col("span_start"), pl.col("span_end")) == pl.col("_vv"))
+                    & (pl.col("_vs") >= pl.col("span_start"))
+                    & (pl.col("_ve") <= pl.col("span_end"))
+                )
+            ).alias("_ok")
         )
-        .group_by("affordance_id").agg(pl.col("_ok").all().alias("_values_ok"))
+        .group_by("affordance_id")
+        .agg(pl.col("_ok").all().alias("_values_ok"))
     )
     reason = (
-        pl.when(pl.col("doc_text").is_null()).then(pl.lit("document text missing"))
-        .when(pl.col("_fs").is_null()).then(pl.lit("fragment missing"))
-        .when(pl.col("_sd") != pl.col("span")).then(pl.lit("span differs from the document text at its offsets"))
-        .when((pl.col("span_start") < pl.col("_fs")) | (pl.col("span_end") > pl.col("_fe"))).then(pl.lit("span outside its fragment"))
-        .when(~pl.col("_fts").str.contains(_squash(pl.col("span")), literal=True)).then(pl.lit("span not found verbatim in its fragment"))
-        .when(bad_value | ~pl.col("_values_ok")).then(pl.lit("a value differs from the document text at its offsets"))
+        pl.when(pl.col("doc_text").is_null())
+        .then(pl.lit("document text missing"))
+        .when(pl.col("_fs").is_null())
+        .then(pl.lit("fragment missing"))
+        .when(pl.col("_sd") != pl.col("span"))
+        .then(pl.lit("span differs from the document text at its offsets"))
+        .when((pl.col("span_start") < pl.col("_fs")) | (pl.col("span_end") > pl.col("_fe")))
+        .then(pl.lit("span outside its fragment"))
+        .when(~pl.col("_fts").str.contains(_squash(pl.col("span")), literal=True))
+        .then(pl.lit("span not found verbatim in its fragment"))
+        .when(bad_value | ~pl.col("_values_ok"))
+        .then(pl.lit("a value differs from the document text at its offsets"))
     )
     return (
         checked.join(values_ok, on="affordance_id", how="left")
@@ -361,16 +493,41 @@ def verify(aff: pl.LazyFrame, fragments: pl.LazyFrame, docs: pl.LazyFrame) -> pl
 
 
 AFFORDANCES = {
-    "affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "prototype_id": pl.String,
-    "intent": pl.String, "support": pl.String, "question": pl.String, "span": pl.String,
-    "span_start": pl.Int64, "span_end": pl.Int64, "slots": SLOTS_DTYPE, "roles": ROLES_DTYPE,
-    "slot_signature": pl.List(pl.String), "role_signature": pl.List(pl.String),
-    "amount": pl.Float64, "currency": pl.String, "date": pl.Date, "duration_hours": pl.Float64,
-    "duration_basis": pl.String, "step_number": pl.Int64, "percent": pl.Float64,
-    "confidence": pl.Float64, "detector": pl.String,
+    "affordance_id": pl.String,
+    "fragment_id": pl.String,
+    "doc_id": pl.String,
+    "prototype_id": pl.String,
+    "intent": pl.String,
+    "support": pl.String,
+    "question": pl.String,
+    "span": pl.String,
+    "span_start": pl.Int64,
+    "span_end": pl.Int64,
+    "slots": SLOTS_DTYPE,
+    "roles": ROLES_DTYPE,
+    "slot_signature": pl.List(pl.String),
+    "role_signature": pl.List(pl.String),
+    "amount": pl.Float64,
+    "currency": pl.String,
+    "date": pl.Date,
+    "duration_hours": pl.Float64,
+    "duration_basis": pl.String,
+    "step_number": pl.Int64,
+    "percent": pl.Float64,
+    "confidence": pl.Float64,
+    "detector": pl.String,
 }
-REJECTED = {"affordance_id": pl.String, "fragment_id": pl.String, "doc_id": pl.String, "intent": pl.String,
-            "support": pl.String, "span": pl.String, "span_start": pl.Int64, "span_end": pl.Int64, "reject_reason": pl.String}
+REJECTED = {
+    "affordance_id": pl.String,
+    "fragment_id": pl.String,
+    "doc_id": pl.String,
+    "intent": pl.String,
+    "support": pl.String,
+    "span": pl.String,
+    "span_start": pl.Int64,
+    "span_end": pl.Int64,
+    "reject_reason": pl.String,
+}
 
 
 _TYPED = ("amount", "currency", "date", "duration_hours", "duration_basis", "step_number", "percent")
@@ -385,10 +542,14 @@ def _slots(aff: pl.LazyFrame) -> pl.LazyFrame:
     named = pl.struct(pl.element().struct.field("role").alias("name"), pl.element().struct.field("value"))
     long = [lf.select("_row", pl.lit(0).alias("_k"), pl.col("roles").list.eval(named).alias("_slot")).explode("_slot").drop_nulls("_slot")]
     long += [
-        lf.filter(pl.col(c).is_not_null()).select("_row", pl.lit(k).alias("_k"), pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.String).alias("value")).alias("_slot"))
+        lf.filter(pl.col(c).is_not_null()).select(
+            "_row", pl.lit(k).alias("_k"), pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.String).alias("value")).alias("_slot")
+        )
         for k, c in enumerate(_TYPED, 1)
     ]
-    slots = pl.concat(long).sort("_row", "_k", maintain_order=True).group_by("_row", maintain_order=True).agg(pl.col("_slot").alias("slots"))
+    slots = (
+        pl.concat(long).sort("_row", "_k", maintain_order=True).group_by("_row", maintain_order=True).agg(pl.col("_slot").alias("slots"))
+    )
     return (
         lf.join(slots, on="_row", how="left", maintain_order="left")
         .with_columns(pl.col("slots").fill_null(pl.lit([], dtype=SLOTS_DTYPE)).cast(SLOTS_DTYPE))
@@ -414,10 +575,15 @@ def affordances(fragments: pl.LazyFrame, docs: pl.LazyFrame, p: AffordanceParams
 def detector_scores(cases: pl.DataFrame, p: AffordanceParams) -> pl.DataFrame:
     """Precision and recall of each detector on a labelled set (intent, label, sentence)."""
     sents = cases["sentence"].unique().sort()
-    fired = fires(sents.to_list(), p).select(pl.col("i").map_elements(lambda i: sents[i], return_dtype=pl.String).alias("sentence"), "intent")
-    scored = cases.join(fired.with_columns(pl.lit(1).alias("fired")), on=["sentence", "intent"], how="left").with_columns(pl.col("fired").fill_null(0))
+    fired = fires(sents.to_list(), p).select(
+        pl.col("i").map_elements(lambda i: sents[i], return_dtype=pl.String).alias("sentence"), "intent"
+    )
+    scored = cases.join(fired.with_columns(pl.lit(1).alias("fired")), on=["sentence", "intent"], how="left").with_columns(
+        pl.col("fired").fill_null(0)
+    )
     return (
-        scored.group_by("intent").agg(
+        scored.group_by("intent")
+        .agg(
             ((pl.col("label") == 1) & (pl.col("fired") == 1)).sum().alias("tp"),
             ((pl.col("label") == 0) & (pl.col("fired") == 1)).sum().alias("fp"),
             ((pl.col("label") == 1) & (pl.col("fired") == 0)).sum().alias("fn"),

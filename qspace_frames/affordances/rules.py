@@ -2,6 +2,7 @@
 percentages, durations, regions, metrics, thresholds) and one `Detector` row per intent, each a
 question template with the slots it extracts and the patterns that find them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,8 +48,7 @@ MONEY = (
 )
 PERCENT = rf"(?:\b(?:{NUM})\s?(?:%|percent\b|per cent\b))"
 _WORD_NUM = (
-    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    "forty-eight|twenty-four|seventy-two|ninety"
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty-eight|twenty-four|seventy-two|ninety"
 )
 DURATION = (
     rf"(?:(?:\d+(?:\.\d+)?|(?i:{_WORD_NUM})(?:\s+\(\d+\))?)\s+(?:(?:business|working|calendar)\s+)?"
@@ -117,89 +117,223 @@ def _pre(context: str, value: str, after: str = "") -> Pattern:
     return Pattern(rf"(?s)^(.*?{context})({value}){after}", rf"(?s){after}" if after else None)
 
 
-_APPROVER = Slot("approver", (
-    _pre(rf"(?i:approv(?:ed|al|es|e)|sign-off|signed off)\s+(?:(?:in writing|in advance|first)\s+)?(?:by|from)\s+{DET}", ROLE),
-    _pre(rf"(?i:approval) of\s+{DET}", ROLE),
-    _pre(r"(?i:approv(?:er|al))[^:=.]{0,60}[:=]\s*(?:the\s+)?", ROLE),
-    _pre(r"", ROLE, r"(?:'s|’s)?(?:\s+(?:shall|must|will|may|should|has|have))?\s+(?:approves?|approved)\b"),
-    _pre(r"", ROLE, r"(?:'s|’s)\s+(?:prior\s+)?(?:written\s+)?approval"),
-), "approver_role")
+_APPROVER = Slot(
+    "approver",
+    (
+        _pre(rf"(?i:approv(?:ed|al|es|e)|sign-off|signed off)\s+(?:(?:in writing|in advance|first)\s+)?(?:by|from)\s+{DET}", ROLE),
+        _pre(rf"(?i:approval) of\s+{DET}", ROLE),
+        _pre(r"(?i:approv(?:er|al))[^:=.]{0,60}[:=]\s*(?:the\s+)?", ROLE),
+        _pre(r"", ROLE, r"(?:'s|’s)?(?:\s+(?:shall|must|will|may|should|has|have))?\s+(?:approves?|approved)\b"),
+        _pre(r"", ROLE, r"(?:'s|’s)\s+(?:prior\s+)?(?:written\s+)?approval"),
+    ),
+    "approver_role",
+)
 _AMOUNT = Slot("amount", (_pre(rf"{_THRESH}\s+(?:[A-Za-z\-]+\s+){{0,2}}?", MONEY), _pre("", MONEY)), "amount_threshold")
 # a threshold needs a threshold word before the amount, or "or more/less" after it
-_THRESHOLD = Slot("amount", (
-    _pre(rf"{_THRESH}\s+(?:[A-Za-z\-]+\s+){{0,2}}?", MONEY),
-    _pre(r"(?i:\b(?:threshold|limit|ceiling|cap)\b)[^.;$€£]{0,60}?", MONEY),
-    _pre("", MONEY, r"\s+(?i:or (?:more|less|above|below|higher|lower|greater))"),
-), "amount_threshold")
+_THRESHOLD = Slot(
+    "amount",
+    (
+        _pre(rf"{_THRESH}\s+(?:[A-Za-z\-]+\s+){{0,2}}?", MONEY),
+        _pre(r"(?i:\b(?:threshold|limit|ceiling|cap)\b)[^.;$€£]{0,60}?", MONEY),
+        _pre("", MONEY, r"\s+(?i:or (?:more|less|above|below|higher|lower|greater))"),
+    ),
+    "amount_threshold",
+)
 _REGION = Slot("region", (_pre("", REGION),), "region")
 _DATE = Slot("date", (_pre(r"(?i:\beffective\b)(?:[^.;]{0,50}?)", DATE),), "effective_date")
-_TEAM = Slot("team", (
-    _pre(r"", ROLE, r"\s+(?:(?:owns|is the owner of|are the owners of|maintains)\b|(?:is|are|shall be|shall remain|remains|will be)\s+(?:solely\s+|fully\s+)?(?:responsible|accountable)\b)"),
-    _pre(rf"(?i:\b(?:owned|maintained)\s+by)\s+{DET}", ROLE),
-    _pre(rf"(?i:\bowner)\s*(?:is\s+|:\s*){DET}", ROLE),
-    _pre(rf"(?i:\bownership of)[^,.;]{{1,80}}?(?:sits|rests|lies)\s+with\s+{DET}", ROLE),
-    _pre(rf"(?i:\bowner of)[^,.;]{{1,80}}?\bis\s+{DET}", ROLE),
-    _pre(r"", ROLE, r"[^.;]{0,40}?\b(?:who|which|that) (?:is|are|shall be) (?:responsible|accountable)\b"),
-), "owner_team")
+_TEAM = Slot(
+    "team",
+    (
+        _pre(
+            r"",
+            ROLE,
+            r"\s+(?:(?:owns|is the owner of|are the owners of|maintains)\b|(?:is|are|shall be|shall remain|remains|will be)\s+(?:solely\s+|fully\s+)?(?:responsible|accountable)\b)",
+        ),
+        _pre(rf"(?i:\b(?:owned|maintained)\s+by)\s+{DET}", ROLE),
+        _pre(rf"(?i:\bowner)\s*(?:is\s+|:\s*){DET}", ROLE),
+        _pre(rf"(?i:\bownership of)[^,.;]{{1,80}}?(?:sits|rests|lies)\s+with\s+{DET}", ROLE),
+        _pre(rf"(?i:\bowner of)[^,.;]{{1,80}}?\bis\s+{DET}", ROLE),
+        _pre(r"", ROLE, r"[^.;]{0,40}?\b(?:who|which|that) (?:is|are|shall be) (?:responsible|accountable)\b"),
+    ),
+    "owner_team",
+)
 _STEP = Slot("step_number", (_pre(r"^\s*(?:[-*•]\s*)?Step\s+", r"\d{1,3}"),), "step")
-_DURATION = Slot("duration", (_pre(r"(?i:\bwithin|no later than|not later than|response time(?: of)?[^.;:]{0,40}?[:]?|turnaround of|in under)\s+", DURATION), _pre("", DURATION)), "sla_duration")
-_TARGET = Slot("target", (
-    _pre(rf"(?i:\bescalat(?:e|ed|es|ing))\b(?:\s+[\w'’\-]+){{0,5}}?\s+to\s+{DET}", ROLE),
-    _pre(rf"(?i:\bescalation)(?:\s+(?:path|contact|route|point))?[^:.]{{0,50}}:\s*(?:[\w\-]+\s+){{0,3}}?(?:then\s+)?{DET}", ROLE),
-), "escalation_target")
+_DURATION = Slot(
+    "duration",
+    (
+        _pre(r"(?i:\bwithin|no later than|not later than|response time(?: of)?[^.;:]{0,40}?[:]?|turnaround of|in under)\s+", DURATION),
+        _pre("", DURATION),
+    ),
+    "sla_duration",
+)
+_TARGET = Slot(
+    "target",
+    (
+        _pre(rf"(?i:\bescalat(?:e|ed|es|ing))\b(?:\s+[\w'’\-]+){{0,5}}?\s+to\s+{DET}", ROLE),
+        _pre(rf"(?i:\bescalation)(?:\s+(?:path|contact|route|point))?[^:.]{{0,50}}:\s*(?:[\w\-]+\s+){{0,3}}?(?:then\s+)?{DET}", ROLE),
+    ),
+    "escalation_target",
+)
 _METRIC = Slot("metric", (_pre(r"(?i:\b)", METRIC),), "metric_name")
 _METRIC_VERB = (
     r"(?i:was|were|is|are|of|reached|totall?ed|amounted|stood|came in|averaged|closed|rose|fell|fall|grew|increased|"
     r"decreased|improved|declined|dropped|climbed|hit|held|remained|rise|expanded|contracted|at)"
 )
-_VALUE = Slot("value", (
-    _pre(rf"(?i:\b{METRIC}\b)[^.;:]{{0,40}}?\b{_METRIC_VERB}\b(?:\s+[\w\-]+){{0,4}}?\s+", rf"(?:{MONEY}|{PERCENT})"),
-    _pre(rf"(?i:\b{METRIC}\b)[^.;:]{{0,30}}:\s*", rf"(?:{MONEY}|{PERCENT})"),
-    _pre(r"(?i:\bat)\s+", PERCENT, rf",\s+(?:the\s+)?{METRIC}"),
-), "metric_value")
-_DRIVER = Slot("driver", (_pre(r"(?i:\b(?:driven by|caused by|due to|attributable to|as a result of|explained by|reflect(?:s|ed|ing)?|owing to|because of))\s+", r"[^.;]{3,160}"),), "variance_driver")
-_SCOPE = Slot("population", (_pre(r"(?i:\b(?:appl(?:y|ies)|applicable|is applicable|are applicable)\s+(?:only\s+)?to)\s+", r"[^.;]{3,160}"), _pre(r"(?i:\bscope)\s*(?::|of [^:.;]{1,60}:)\s*", r"[^.;]{3,160}")), "applicability_scope")
-_CONDITION = Slot("condition", (_pre(r"(?i:\b(?:except|excepting|unless|other than|save)\b)\s*(?:(?:for|as|when|where|with|in|that|if)\s+)?", r"[^.;]{3,160}"), _pre(r"(?i:\bprohibit(?:ed|s)?\b)\s*", r"[^.;]{0,160}")), "exception_condition")
-_MODAL = Slot("modality", (_pre(r"(?i:\b)", r"(?i:must not|must|shall not|shall|may not|cannot|is required to|are required to|required|is prohibited|are prohibited|is mandatory|are mandatory)\b"),), "obligation")
+_VALUE = Slot(
+    "value",
+    (
+        _pre(rf"(?i:\b{METRIC}\b)[^.;:]{{0,40}}?\b{_METRIC_VERB}\b(?:\s+[\w\-]+){{0,4}}?\s+", rf"(?:{MONEY}|{PERCENT})"),
+        _pre(rf"(?i:\b{METRIC}\b)[^.;:]{{0,30}}:\s*", rf"(?:{MONEY}|{PERCENT})"),
+        _pre(r"(?i:\bat)\s+", PERCENT, rf",\s+(?:the\s+)?{METRIC}"),
+    ),
+    "metric_value",
+)
+_DRIVER = Slot(
+    "driver",
+    (
+        _pre(
+            r"(?i:\b(?:driven by|caused by|due to|attributable to|as a result of|explained by|reflect(?:s|ed|ing)?|owing to|because of))\s+",
+            r"[^.;]{3,160}",
+        ),
+    ),
+    "variance_driver",
+)
+_SCOPE = Slot(
+    "population",
+    (
+        _pre(r"(?i:\b(?:appl(?:y|ies)|applicable|is applicable|are applicable)\s+(?:only\s+)?to)\s+", r"[^.;]{3,160}"),
+        _pre(r"(?i:\bscope)\s*(?::|of [^:.;]{1,60}:)\s*", r"[^.;]{3,160}"),
+    ),
+    "applicability_scope",
+)
+_CONDITION = Slot(
+    "condition",
+    (
+        _pre(r"(?i:\b(?:except|excepting|unless|other than|save)\b)\s*(?:(?:for|as|when|where|with|in|that|if)\s+)?", r"[^.;]{3,160}"),
+        _pre(r"(?i:\bprohibit(?:ed|s)?\b)\s*", r"[^.;]{0,160}"),
+    ),
+    "exception_condition",
+)
+_MODAL = Slot(
+    "modality",
+    (
+        _pre(
+            r"(?i:\b)",
+            r"(?i:must not|must|shall not|shall|may not|cannot|is required to|are required to|required|is prohibited|are prohibited|is mandatory|are mandatory)\b",
+        ),
+    ),
+    "obligation",
+)
 
 DETECTORS: tuple[Detector, ...] = (
-    Detector("approval_lookup", r"(?i:\bapprov|\bsign-?off|\bsigned off)", (_APPROVER, _AMOUNT, _REGION), ("approver",), 0.85,
-             "single", "role", "Who must approve {subject}?", r"(?i:\bapprov\w*)"),
-    Detector("threshold_lookup", MONEY, (_THRESHOLD, _REGION), ("amount",), 0.85,
-             "single", "amount", "What amount threshold applies to {subject}?"),
-    Detector("owner_lookup", r"(?i:\bown|\bresponsib|\baccountable|\bmaintain)", (_TEAM,), ("team",), 0.8,
-             "single", "role", "Who owns or is responsible for {object}?"),
-    Detector("effective_date_lookup", r"(?i:\beffective\b)", (_DATE,), ("date",), 0.9,
-             "single", "date", "When does {subject} take effect?"),
-    Detector("applicability_check", r"(?i:\bappl(?:y|ies|icable|icability)\s+(?:only\s+)?to\b|\bscope\b|\bapplicab)", (_SCOPE, _REGION), (), 0.75,
-             "listing", "text", "Who or what does {subject} apply to?"),
-    Detector("exception_lookup", r"(?i:\b(?:except|excepting|unless|prohibited|prohibits|prohibit|exceptions?)\b)", (_CONDITION,), (), 0.75,
-             "listing", "text", "What exceptions or prohibitions apply to {subject}?"),
-    Detector("rule_lookup", r"(?i:\b(?:must|shall|may not|cannot|is required to|are required to|required|is prohibited|are prohibited|mandatory)\b)", (_MODAL,), ("modality",), 0.7,
-             "listing", "text", "What is required of {subject}?"),
-    Detector("metric_lookup", METRIC, (_METRIC, _VALUE, _REGION), ("metric", "value"), 0.85,
-             "single", "percentage", "What was the {metric}?", None),
-    Detector("variance_explanation",
-             r"(?i:\bvariances?\b|\b(?:above|below|ahead of|behind|short of|over|under)\s+(?:the\s+)?(?:forecast|budget|plan|target|guidance|expectations?)\b|\b(?:driven by|caused by|attributable to|due to (?:higher|lower|increased|decreased|reduced|the (?:increase|decrease|decline|delay|loss))))",
-             (_DRIVER, _REGION), (), 0.8, "single", "text", "What explains the variance in {subject}?",
-             r"(?i:\b(?:variance|forecast|revenue)\b)"),
-    Detector("sla_lookup", rf"(?:{DURATION}|\bSLAs?\b)", (_DURATION,), (), 0.8,
-             "single", "duration", "What is the time limit for {subject}?"),
-    Detector("next_step_lookup", r"^\s*(?:[-*•]\s*)?Step\s+\d{1,3}\s*(?::|-|–|—|\)|\.\s)", (_STEP,), ("step_number",), 0.95,
-             "listing", "text", "What is step {step_number}{of_heading}?", r"(?i:\bsteps?\b)"),
-    Detector("escalation_lookup", r"(?i:\bescalat)", (_TARGET,), ("target",), 0.85,
-             "single", "role", "Who is {subject} escalated to?"),
+    Detector(
+        "approval_lookup",
+        r"(?i:\bapprov|\bsign-?off|\bsigned off)",
+        (_APPROVER, _AMOUNT, _REGION),
+        ("approver",),
+        0.85,
+        "single",
+        "role",
+        "Who must approve {subject}?",
+        r"(?i:\bapprov\w*)",
+    ),
+    Detector(
+        "threshold_lookup",
+        MONEY,
+        (_THRESHOLD, _REGION),
+        ("amount",),
+        0.85,
+        "single",
+        "amount",
+        "What amount threshold applies to {subject}?",
+    ),
+    Detector(
+        "owner_lookup",
+        r"(?i:\bown|\bresponsib|\baccountable|\bmaintain)",
+        (_TEAM,),
+        ("team",),
+        0.8,
+        "single",
+        "role",
+        "Who owns or is responsible for {object}?",
+    ),
+    Detector(
+        "effective_date_lookup", r"(?i:\beffective\b)", (_DATE,), ("date",), 0.9, "single", "date", "When does {subject} take effect?"
+    ),
+    Detector(
+        "applicability_check",
+        r"(?i:\bappl(?:y|ies|icable|icability)\s+(?:only\s+)?to\b|\bscope\b|\bapplicab)",
+        (_SCOPE, _REGION),
+        (),
+        0.75,
+        "listing",
+        "text",
+        "Who or what does {subject} apply to?",
+    ),
+    Detector(
+        "exception_lookup",
+        r"(?i:\b(?:except|excepting|unless|prohibited|prohibits|prohibit|exceptions?)\b)",
+        (_CONDITION,),
+        (),
+        0.75,
+        "listing",
+        "text",
+        "What exceptions or prohibitions apply to {subject}?",
+    ),
+    Detector(
+        "rule_lookup",
+        r"(?i:\b(?:must|shall|may not|cannot|is required to|are required to|required|is prohibited|are prohibited|mandatory)\b)",
+        (_MODAL,),
+        ("modality",),
+        0.7,
+        "listing",
+        "text",
+        "What is required of {subject}?",
+    ),
+    Detector(
+        "metric_lookup",
+        METRIC,
+        (_METRIC, _VALUE, _REGION),
+        ("metric", "value"),
+        0.85,
+        "single",
+        "percentage",
+        "What was the {metric}?",
+        None,
+    ),
+    Detector(
+        "variance_explanation",
+        r"(?i:\bvariances?\b|\b(?:above|below|ahead of|behind|short of|over|under)\s+(?:the\s+)?(?:forecast|budget|plan|target|guidance|expectations?)\b|\b(?:driven by|caused by|attributable to|due to (?:higher|lower|increased|decreased|reduced|the (?:increase|decrease|decline|delay|loss))))",
+        (_DRIVER, _REGION),
+        (),
+        0.8,
+        "single",
+        "text",
+        "What explains the variance in {subject}?",
+        r"(?i:\b(?:variance|forecast|revenue)\b)",
+    ),
+    Detector(
+        "sla_lookup", rf"(?:{DURATION}|\bSLAs?\b)", (_DURATION,), (), 0.8, "single", "duration", "What is the time limit for {subject}?"
+    ),
+    Detector(
+        "next_step_lookup",
+        r"^\s*(?:[-*•]\s*)?Step\s+\d{1,3}\s*(?::|-|–|—|\)|\.\s)",
+        (_STEP,),
+        ("step_number",),
+        0.95,
+        "listing",
+        "text",
+        "What is step {step_number}{of_heading}?",
+        r"(?i:\bsteps?\b)",
+    ),
+    Detector("escalation_lookup", r"(?i:\bescalat)", (_TARGET,), ("target",), 0.85, "single", "role", "Who is {subject} escalated to?"),
 )
 INTENTS = tuple(d.intent for d in DETECTORS)
 _BY_INTENT = {d.intent: d for d in DETECTORS}
 
 # Extra conditions some cues need (a named pattern each, so they can be listed and tested).
-SLA_DEADLINE = (
-    rf"(?i:\b(?:within|no later than|not later than|response time|resolution time|turnaround|in under|at least)\b[^.;]{{0,40}}?){DURATION}|\bSLAs?\b|(?i:\bresponse time)[^.;]{{0,60}}?{DURATION}"
-)
-VARIANCE_CHANGE = (
-    r"(?i:\b(?:variances?|forecast|budget|plan|target|guidance|higher|lower|increase[ds]?|decrease[ds]?|declin\w+|rose|fell|grew|shortfall|overspend|underspend|delay\w*|up|down)\b|%|\$)"
-)
+SLA_DEADLINE = rf"(?i:\b(?:within|no later than|not later than|response time|resolution time|turnaround|in under|at least)\b[^.;]{{0,40}}?){DURATION}|\bSLAs?\b|(?i:\bresponse time)[^.;]{{0,60}}?{DURATION}"
+VARIANCE_CHANGE = r"(?i:\b(?:variances?|forecast|budget|plan|target|guidance|higher|lower|increase[ds]?|decrease[ds]?|declin\w+|rose|fell|grew|shortfall|overspend|underspend|delay\w*|up|down)\b|%|\$)"
 EXTRA_CONDITIONS: dict[str, str] = {"sla_lookup": SLA_DEADLINE, "variance_explanation": VARIANCE_CHANGE}
 
 SUBJECT = (
@@ -211,7 +345,9 @@ SUBJECT = (
 # `[^=;:]`, `\s` and `\b` match exactly what the Unicode ones do, and spare the regex engine's
 # fast path the Unicode `.` in a 120-fold lazy repeat (it spent half of `questions` there).
 SUBJECT_ASCII = (
-    SUBJECT.replace("(.{3,120}?)", r"([\x00-\x09\x0B-\x7F]{3,120}?)").replace("[^=;:]", r"[\x00-\x7F&&[^=;:]]")
-    .replace(r"\s", r"(?-u:\s)").replace(r"\b", r"(?-u:\b)")
+    SUBJECT.replace("(.{3,120}?)", r"([\x00-\x09\x0B-\x7F]{3,120}?)")
+    .replace("[^=;:]", r"[\x00-\x7F&&[^=;:]]")
+    .replace(r"\s", r"(?-u:\s)")
+    .replace(r"\b", r"(?-u:\b)")
 )
 OBJECT = r"(?i:\b(?:owns|responsible for|accountable for|owner of|ownership of|maintains|owned by))\s+(?:the\s+)?([^,.;]{3,80})"

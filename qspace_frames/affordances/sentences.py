@@ -1,5 +1,5 @@
-"""Sentences of the fragments: the unit a detector reads, with its code-point offsets in the document.
-"""
+"""Sentences of the fragments: the unit a detector reads, with its code-point offsets in the document."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -14,7 +14,9 @@ def sentences(fragments: pl.LazyFrame, p: AffordanceParams) -> pl.LazyFrame:
     lead = n - pl.col("sentence").str.strip_chars_start().str.len_chars()
     return (
         fragments.filter(pl.col("kind") != "section")
-        .select("fragment_id", "doc_id", "heading_path", "char_start", "char_end", pl.col("text").str.extract_all(SENTENCE).alias("sentence"))
+        .select(
+            "fragment_id", "doc_id", "heading_path", "char_start", "char_end", pl.col("text").str.extract_all(SENTENCE).alias("sentence")
+        )
         .explode("sentence")
         .filter(pl.col("sentence").is_not_null())
         .with_columns((pl.col("char_start") + n.cum_sum().over("fragment_id") - n).alias("raw_start"))

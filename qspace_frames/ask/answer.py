@@ -7,6 +7,7 @@ for sentences that are evidence leaves of a candidate prototype in their fragmen
 keyword (two signals). Nothing confirmed means "no answer found", never a guess; a vague question
 gets its clarification back; a compound one is answered per sub-question.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Iterator
@@ -24,10 +25,22 @@ from .dictionary import Dictionary, answer_types
 from .parse import parse_questions
 
 ANSWERS = {
-    "id": pl.String, "question": pl.String, "status": pl.String, "answer": pl.String, "quote": pl.String,
-    "document": pl.String, "page": pl.Int64, "heading_path": pl.List(pl.String), "char_start": pl.Int64, "char_end": pl.Int64,
-    "doc_id": pl.String, "fragment_id": pl.String, "answer_type": pl.String, "score": pl.Float64,
-    "clarification": pl.String, "sub_answers": pl.List(pl.String),
+    "id": pl.String,
+    "question": pl.String,
+    "status": pl.String,
+    "answer": pl.String,
+    "quote": pl.String,
+    "document": pl.String,
+    "page": pl.Int64,
+    "heading_path": pl.List(pl.String),
+    "char_start": pl.Int64,
+    "char_end": pl.Int64,
+    "doc_id": pl.String,
+    "fragment_id": pl.String,
+    "answer_type": pl.String,
+    "score": pl.Float64,
+    "clarification": pl.String,
+    "sub_answers": pl.List(pl.String),
 }
 STATUSES = ("answered", "no_answer", "clarification", "compound")
 TOP_K = 8  # candidate sentences checked for confirmation, best first
@@ -46,8 +59,17 @@ def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
     return (
         s.join(fr.select("fragment_id", "page", "kind").collect(), on="fragment_id")
         .join(inv, on="doc_id")
-        .select("doc_id", "document", "fragment_id", "page", "kind", "heading_path",
-                pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"), pl.col("sentence").alias("text"))
+        .select(
+            "doc_id",
+            "document",
+            "fragment_id",
+            "page",
+            "kind",
+            "heading_path",
+            pl.col("sent_start").alias("char_start"),
+            pl.col("sent_end").alias("char_end"),
+            pl.col("sentence").alias("text"),
+        )
         .sort("doc_id", "char_start")
     )
 
@@ -82,8 +104,12 @@ def leaf_intents(tree_nodes: pl.LazyFrame, tree_scores: pl.LazyFrame, evidence: 
     protos = prototypes.select("prototype_id", "intent")
     return (
         leaves.select("fragment_id", "evidence_id", pl.col("span_start").alias("char_start"))
-        .join(ev, on="evidence_id").join(protos, on="prototype_id").select("fragment_id", "char_start", "intent").unique()
-        .collect().sort("fragment_id", "char_start", "intent")
+        .join(ev, on="evidence_id")
+        .join(protos, on="prototype_id")
+        .select("fragment_id", "char_start", "intent")
+        .unique()
+        .collect()
+        .sort("fragment_id", "char_start", "intent")
     )
 
 
@@ -91,8 +117,13 @@ def _question_keywords(parsed: pl.DataFrame) -> pl.DataFrame:
     """One row per keyword of each question, flagged when its text occurs in the question itself
     (the variant the question used, as opposed to the ones its concept pulled in)."""
     return (
-        parsed.select("id", "question", "keywords").explode("keywords").drop_nulls("keywords").unnest("keywords")
-        .with_columns(pl.col("question").str.to_lowercase().str.contains(pl.col("text").str.to_lowercase(), literal=True).alias("in_question"))
+        parsed.select("id", "question", "keywords")
+        .explode("keywords")
+        .drop_nulls("keywords")
+        .unnest("keywords")
+        .with_columns(
+            pl.col("question").str.to_lowercase().str.contains(pl.col("text").str.to_lowercase(), literal=True).alias("in_question")
+        )
     )
 
 
@@ -104,15 +135,22 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
     kw = _question_keywords(parsed)
     phrases = (
         kw.filter((pl.col("source") == "expert_dictionary") & pl.col("in_question"))
-        .select("id", pl.col("text").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("_covered")).explode("_covered")
-        .group_by("id").agg(pl.col("_covered"))
+        .select("id", pl.col("text").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("_covered"))
+        .explode("_covered")
+        .group_by("id")
+        .agg(pl.col("_covered"))
     )
     kw = kw.join(phrases, on="id", how="left").filter(
-        (pl.col("source") != "question") | ~pl.col("text").str.to_lowercase().is_in(pl.col("_covered").fill_null([])))
+        (pl.col("source") != "question") | ~pl.col("text").str.to_lowercase().is_in(pl.col("_covered").fill_null([]))
+    )
     grouped = (
-        kw.with_columns(pl.when(pl.col("source") == "expert_dictionary").then(pl.col("semantic_group")).otherwise(pl.col("text")).alias("_g"))
-        .group_by("id", "_g", maintain_order=True).agg(pl.col("text"))
-        .group_by("id", maintain_order=True).agg(pl.col("text").alias("_groups"))
+        kw.with_columns(
+            pl.when(pl.col("source") == "expert_dictionary").then(pl.col("semantic_group")).otherwise(pl.col("text")).alias("_g")
+        )
+        .group_by("id", "_g", maintain_order=True)
+        .agg(pl.col("text"))
+        .group_by("id", maintain_order=True)
+        .agg(pl.col("text").alias("_groups"))
     )
     return parsed.select("id").join(grouped, on="id", how="left")
 
@@ -130,16 +168,32 @@ def _search_text(parsed: pl.DataFrame, dictionary: Dictionary | None = None) -> 
     if dictionary is not None:
         lang = dictionary.keywords.select("concept", "language", pl.col("keyword").alias("text"))
         used = (  # the languages of the variants the question itself contains
-            kw.filter((pl.col("source") == "expert_dictionary") & pl.col("in_question")).rename({"semantic_group": "concept"})
-            .join(lang, on=["concept", "text"]).select("id", "concept", "language").unique()
+            kw.filter((pl.col("source") == "expert_dictionary") & pl.col("in_question"))
+            .rename({"semantic_group": "concept"})
+            .join(lang, on=["concept", "text"])
+            .select("id", "concept", "language")
+            .unique()
         )
-        first = (dictionary.keywords.sort("concept", "language", "priority", maintain_order=True)
-                 .group_by("concept", "language", maintain_order=True).first().select("concept", "language", pl.col("keyword").alias("text")))
-        heads = (used.select("id", "concept").unique().join(first, on="concept")
-                 .join(used, on=["id", "concept", "language"], how="anti").sort("id", "concept", "language").select("id", "text"))
+        first = (
+            dictionary.keywords.sort("concept", "language", "priority", maintain_order=True)
+            .group_by("concept", "language", maintain_order=True)
+            .first()
+            .select("concept", "language", pl.col("keyword").alias("text"))
+        )
+        heads = (
+            used.select("id", "concept")
+            .unique()
+            .join(first, on="concept")
+            .join(used, on=["id", "concept", "language"], how="anti")
+            .sort("id", "concept", "language")
+            .select("id", "text")
+        )
     extra = pl.concat([own, heads]).group_by("id", maintain_order=True).agg(pl.col("text").str.join(" "))
-    return (parsed.select("id", "question").join(extra, on="id", how="left")
-            .select("id", pl.concat_str([pl.col("question"), pl.col("text").fill_null("")], separator=" ").alias("search")))
+    return (
+        parsed.select("id", "question")
+        .join(extra, on="id", how="left")
+        .select("id", pl.concat_str([pl.col("question"), pl.col("text").fill_null("")], separator=" ").alias("search"))
+    )
 
 
 def _stated_values(col: str) -> pl.Expr:
@@ -162,6 +216,7 @@ def _contains_any(text: str, needles: str) -> pl.Expr:
 def _coverage(text: str, groups: str) -> pl.Expr:
     """Share of the question's keyword groups found in the text: a dictionary concept counts as
     found when any of its variants is there, a word of the question when its stem is."""
+
     def found(word: str, t: str) -> bool:
         w = word.lower()
         return (w[: max(4, len(w) - 2)] if " " not in w else w) in t
@@ -195,9 +250,17 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     # also its scope), and so is a compound one whose parts are too short to stand alone ("..., and why?")
     short = pl.col("sub_questions").list.eval(pl.element().str.count_matches(r"\b\w{3,}\b") < 3).list.any()
     parsed = parsed.with_columns(
-        pl.when((pl.col("decomposition_pattern") == "conditional") | short).then(pl.lit("single"))
-        .otherwise(pl.col("decomposition_pattern")).alias("decomposition_pattern"))
-    subs = parsed.filter(pl.col("decomposition_pattern") != "single").select("id", pl.col("sub_questions")).explode("sub_questions").drop_nulls()
+        pl.when((pl.col("decomposition_pattern") == "conditional") | short)
+        .then(pl.lit("single"))
+        .otherwise(pl.col("decomposition_pattern"))
+        .alias("decomposition_pattern")
+    )
+    subs = (
+        parsed.filter(pl.col("decomposition_pattern") != "single")
+        .select("id", pl.col("sub_questions"))
+        .explode("sub_questions")
+        .drop_nulls()
+    )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     rows = [_answer_simple(simple_q, units, leaves, dictionary, p)] if simple_q.height else []
     if subs.height:
@@ -207,19 +270,42 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         gathered = (
             sub_ids.join(sub_ans.select(pl.col("id").alias("sub_id"), "status", "quote", "document"), on="sub_id", how="left")
             .with_columns(
-                pl.when(pl.col("status") == "answered").then(pl.col("sub_questions") + pl.lit(" -> ") + pl.col("quote") + pl.lit(" [") + pl.col("document") + pl.lit("]"))
-                .otherwise(pl.col("sub_questions") + pl.lit(" -> no answer found")).alias("line"))
-            .group_by("id", maintain_order=True).agg(pl.col("line").alias("sub_answers"))
+                pl.when(pl.col("status") == "answered")
+                .then(pl.col("sub_questions") + pl.lit(" -> ") + pl.col("quote") + pl.lit(" [") + pl.col("document") + pl.lit("]"))
+                .otherwise(pl.col("sub_questions") + pl.lit(" -> no answer found"))
+                .alias("line")
+            )
+            .group_by("id", maintain_order=True)
+            .agg(pl.col("line").alias("sub_answers"))
         )
-        rows.append(parsed.filter(pl.col("decomposition_pattern") != "single").select("id", "question", "answer_type").join(gathered, on="id", how="left")
-                    .with_columns(pl.lit("compound").alias("status")))
+        rows.append(
+            parsed.filter(pl.col("decomposition_pattern") != "single")
+            .select("id", "question", "answer_type")
+            .join(gathered, on="id", how="left")
+            .with_columns(pl.lit("compound").alias("status"))
+        )
     vague = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_not_null())
     if vague.height:
-        rows.append(vague.select("id", "question", "answer_type", pl.lit("clarification").alias("status"),
-                                 pl.col("suggested_clarification").alias("clarification")))
-    out = pl.concat([r.select([c for c in r.columns if c in ANSWERS]) for r in rows], how="diagonal_relaxed") if rows else pl.DataFrame(schema=ANSWERS)
+        rows.append(
+            vague.select(
+                "id",
+                "question",
+                "answer_type",
+                pl.lit("clarification").alias("status"),
+                pl.col("suggested_clarification").alias("clarification"),
+            )
+        )
+    out = (
+        pl.concat([r.select([c for c in r.columns if c in ANSWERS]) for r in rows], how="diagonal_relaxed")
+        if rows
+        else pl.DataFrame(schema=ANSWERS)
+    )
     order = parsed.select("id").with_row_index("_o")
-    return out.join(order, on="id").sort("_o").select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    return (
+        out.join(order, on="id")
+        .sort("_o")
+        .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    )
 
 
 def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -227,19 +313,20 @@ def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFra
     in its two parts, the sentence and its CONTEXT (spaces between, so no word spans them): each
     distinct context is counted once for all the sentences that share it. A null part makes the
     whole search text null, without words."""
-    u = units.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "text", pl.when(pl.col("text").is_not_null()).then(CONTEXT).alias("_context"))
+    u = units.with_row_index("_u").select(
+        pl.col("_u").cast(pl.Int64), "text", pl.when(pl.col("text").is_not_null()).then(CONTEXT).alias("_context")
+    )
     s_dl, s_tf = term_counts(u.select("_u", "text"), wanted)
     ctx = u.select(pl.col("_context").alias("text")).drop_nulls().unique().with_row_index("_c").with_columns(pl.col("_c").cast(pl.Int64))
     c_dl, c_tf = term_counts(ctx.rename({"_c": "_u"}), wanted)
     owner = u.select("_u", "_context").join(ctx, left_on="_context", right_on="text").select("_u", "_c")
-    dl = (
-        s_dl.join(owner.join(c_dl.rename({"_u": "_c", "dl": "_c_dl"}), on="_c"), on="_u", how="left")
-        .select("_u", pl.when(pl.col("_c").is_not_null()).then(pl.col("dl") + pl.col("_c_dl")).otherwise(0).alias("dl"))
+    dl = s_dl.join(owner.join(c_dl.rename({"_u": "_c", "dl": "_c_dl"}), on="_c"), on="_u", how="left").select(
+        "_u", pl.when(pl.col("_c").is_not_null()).then(pl.col("dl") + pl.col("_c_dl")).otherwise(0).alias("dl")
     )
     tf = (
-        pl.concat([s_tf.join(owner, on="_u", how="semi"),
-                   owner.join(c_tf.rename({"_u": "_c"}), on="_c").select("_u", "term", "tf")])
-        .group_by("_u", "term").agg(pl.col("tf").sum())
+        pl.concat([s_tf.join(owner, on="_u", how="semi"), owner.join(c_tf.rename({"_u": "_c"}), on="_c").select("_u", "term", "tf")])
+        .group_by("_u", "term")
+        .agg(pl.col("tf").sum())
     )
     return dl, tf
 
@@ -259,8 +346,9 @@ def _search_scores(queries: pl.DataFrame, units, p: EvalParams) -> tuple[pl.Lazy
     return counts.scores(q_terms, p)
 
 
-def rank_candidates(parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalParams,
-                    docs: pl.DataFrame | None = None, dictionary: Dictionary | None = None) -> pl.DataFrame:
+def rank_candidates(
+    parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalParams, docs: pl.DataFrame | None = None, dictionary: Dictionary | None = None
+) -> pl.DataFrame:
     """Every sentence that shares a word with the question, best first, within the scope filters.
 
     `docs` (query_id, doc_id) restricts a question to given documents (the evaluation harness
@@ -274,24 +362,40 @@ def rank_candidates(parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalPa
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
     # from the matched sentences to their leaves, never from every leaf to the question's intents
     boost = (
-        scored.select("query_id", "doc_id", "chunk").join(units.select("doc_id", "chunk", "fragment_id", "char_start"), on=["doc_id", "chunk"])
-        .join(leaves, on=["fragment_id", "char_start"]).join(intents, on=["query_id", "intent"])
-        .group_by("query_id", "chunk").agg(pl.len().alias("_leaf"))
+        scored.select("query_id", "doc_id", "chunk")
+        .join(units.select("doc_id", "chunk", "fragment_id", "char_start"), on=["doc_id", "chunk"])
+        .join(leaves, on=["fragment_id", "char_start"])
+        .join(intents, on=["query_id", "intent"])
+        .group_by("query_id", "chunk")
+        .agg(pl.len().alias("_leaf"))
     )
-    hints = parsed.select(pl.col("id").alias("query_id"), "pages_hint", "slides_hint", "toc_section_hint", "layout_hint", "scope_jurisdictions",
-                          "answer_type", "keywords", _stated_values("question").alias("_numbers"))
+    hints = parsed.select(
+        pl.col("id").alias("query_id"),
+        "pages_hint",
+        "slides_hint",
+        "toc_section_hint",
+        "layout_hint",
+        "scope_jurisdictions",
+        "answer_type",
+        "keywords",
+        _stated_values("question").alias("_numbers"),
+    )
     return (
-        scored
-        .join(units, on=["doc_id", "chunk"])
+        scored.join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
         .join(hints, on="query_id")
         .filter(in_scope())
         # an evidence leaf of a candidate prototype, a sentence naming the question's jurisdiction, and one
         # stating the question's own amounts and percentages ("below 40%") rank higher
         .with_columns(_stated_values("text").list.set_intersection("_numbers").list.len().alias("_shared"))
-        .with_columns((pl.col("score") * (1 + 0.5 * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
-                       * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))
-                       * (1 + pl.col("_shared") / pl.max_horizontal(pl.col("_numbers").list.len(), pl.lit(1)))).alias("score"))
+        .with_columns(
+            (
+                pl.col("score")
+                * (1 + 0.5 * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
+                * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))
+                * (1 + pl.col("_shared") / pl.max_horizontal(pl.col("_numbers").list.len(), pl.lit(1)))
+            ).alias("score")
+        )
         .drop("_shared", "_numbers")
         .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
@@ -304,16 +408,32 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
     cands = rank_candidates(parsed, units, leaves, p, dictionary=dictionary).filter(pl.col("_rank") < TOP_K)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
-    cands = cands.join(groups, on="query_id", how="left").with_columns(SEARCH.alias("search")).with_columns(
-        _coverage("search", "_groups").alias("_coverage")).filter(
-        pl.col("_coverage") >= MIN_COVERAGE)
+    cands = (
+        cands.join(groups, on="query_id", how="left")
+        .with_columns(SEARCH.alias("search"))
+        .with_columns(_coverage("search", "_groups").alias("_coverage"))
+        .filter(pl.col("_coverage") >= MIN_COVERAGE)
+    )
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
     best = confirmed.filter(pl.col("_confirmed")).sort(["query_id", "_rank"]).group_by("query_id", maintain_order=True).first()
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
-        best.select(pl.col("query_id").alias("id"), "document", "page", "heading_path", pl.col("_qs").alias("char_start"),
-                    pl.col("_qe").alias("char_end"), "doc_id", "fragment_id", pl.col("_quote").alias("quote"),
-                    pl.col("_value").alias("answer"), "score"), on="id", how="left")
+        best.select(
+            pl.col("query_id").alias("id"),
+            "document",
+            "page",
+            "heading_path",
+            pl.col("_qs").alias("char_start"),
+            pl.col("_qe").alias("char_end"),
+            "doc_id",
+            "fragment_id",
+            pl.col("_quote").alias("quote"),
+            pl.col("_value").alias("answer"),
+            "score",
+        ),
+        on="id",
+        how="left",
+    )
     return res.with_columns(
         pl.when(pl.col("quote").is_not_null()).then(pl.lit("answered")).otherwise(pl.lit("no_answer")).alias("status"),
         # free text has no value to cut out: the answer is the confirmed line itself
@@ -323,22 +443,34 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
 
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Flag candidates where the answer type's pattern and a question keyword share a line."""
-    pats = (types.with_columns(pl.col("retrieval_patterns").str.split(" || ")).explode("retrieval_patterns").rename({"retrieval_patterns": "_pat"})
-            .with_columns(pl.int_range(pl.len()).over("answer_type").alias("_pat_i")))  # the registry's order decides between patterns
+    pats = (
+        types.with_columns(pl.col("retrieval_patterns").str.split(" || "))
+        .explode("retrieval_patterns")
+        .rename({"retrieval_patterns": "_pat"})
+        .with_columns(pl.int_range(pl.len()).over("answer_type").alias("_pat_i"))
+    )  # the registry's order decides between patterns
     # the quote is the confirming line, with its own offsets (a JSON record or table row is one line)
     lines = (
-        cands.with_columns(pl.col("text").str.split("\n").alias("_line")).explode("_line")
+        cands.with_columns(pl.col("text").str.split("\n").alias("_line"))
+        .explode("_line")
         .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
         .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
     )
-    kw = pl.col("keywords").list.eval(pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3))
-    has_kw = lines.with_columns(kw.alias("_kw")).join(pats, on="answer_type", how="left").with_columns(
-        pl.col("_line").str.extract(pl.col("_pat"), 0).alias("_value"),
+    kw = pl.col("keywords").list.eval(
+        pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3)
+    )
+    has_kw = (
+        lines.with_columns(kw.alias("_kw"))
+        .join(pats, on="answer_type", how="left")
+        .with_columns(
+            pl.col("_line").str.extract(pl.col("_pat"), 0).alias("_value"),
+        )
     )
     # a pinned page or slide is itself a signal: there the keyword may be the section's heading ("Severity levels")
     pinned = (pl.col("pages_hint").list.len() + pl.col("slides_hint").list.len()) > 0
     has_kw = has_kw.with_columns(pl.col("heading_path").list.last().fill_null("").alias("_heading")).with_columns(
-        (_contains_any("_line", "_kw") | (pinned & _contains_any("_heading", "_kw"))).alias("_kw_hit"))
+        (_contains_any("_line", "_kw") | (pinned & _contains_any("_heading", "_kw"))).alias("_kw_hit")
+    )
     ok = has_kw.with_columns((pl.col("_value").is_not_null() & pl.col("_kw_hit")).alias("_ok"))
     ok = ok.with_columns(
         # trim the line to its text, keeping the offsets exact
@@ -348,9 +480,15 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     return (
         ok.sort(["query_id", "_rank", "_ok", "_line_start", "_pat_i"], descending=[False, False, True, False, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
-        .agg(pl.all().exclude("_ok", "_line", "_kw", "_pat", "_pat_i", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start").first(),
-             pl.col("_ok").any().alias("_confirmed"), pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
-             pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"), pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"))
+        .agg(
+            pl.all()
+            .exclude("_ok", "_line", "_kw", "_pat", "_pat_i", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start")
+            .first(),
+            pl.col("_ok").any().alias("_confirmed"),
+            pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
+            pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"),
+            pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"),
+        )
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
     )
 
@@ -373,9 +511,11 @@ ANSWER_JSON_SCHEMA = {
                 "type": ["object", "null"],
                 "required": ["document", "page", "heading_path", "char_start", "char_end"],
                 "properties": {
-                    "document": {"type": "string"}, "page": {"type": ["integer", "null"]},
+                    "document": {"type": "string"},
+                    "page": {"type": ["integer", "null"]},
                     "heading_path": {"type": "array", "items": {"type": "string"}},
-                    "char_start": {"type": "integer", "minimum": 0}, "char_end": {"type": "integer", "minimum": 0},
+                    "char_start": {"type": "integer", "minimum": 0},
+                    "char_end": {"type": "integer", "minimum": 0},
                 },
             },
             "answer_type": {"type": "string"},
@@ -390,12 +530,27 @@ def to_json(answers: pl.DataFrame) -> list[dict]:
     out = []
     for r in answers.iter_rows(named=True):
         cited = r["status"] == "answered"
-        out.append({
-            "id": r["id"], "question": r["question"], "status": r["status"], "answer": r["answer"], "quote": r["quote"],
-            "citation": {"document": r["document"], "page": r["page"], "heading_path": r["heading_path"] or [],
-                         "char_start": r["char_start"], "char_end": r["char_end"]} if cited else None,
-            "answer_type": r["answer_type"] or "text", "clarification": r["clarification"], "sub_answers": r["sub_answers"] or [],
-        })
+        out.append(
+            {
+                "id": r["id"],
+                "question": r["question"],
+                "status": r["status"],
+                "answer": r["answer"],
+                "quote": r["quote"],
+                "citation": {
+                    "document": r["document"],
+                    "page": r["page"],
+                    "heading_path": r["heading_path"] or [],
+                    "char_start": r["char_start"],
+                    "char_end": r["char_end"],
+                }
+                if cited
+                else None,
+                "answer_type": r["answer_type"] or "text",
+                "clarification": r["clarification"],
+                "sub_answers": r["sub_answers"] or [],
+            }
+        )
     return out
 
 
@@ -406,8 +561,11 @@ def to_text(answers: pl.DataFrame) -> str:
         if r["status"] == "answered":
             where = f"{r['document']}" + (f", page {r['page']}" if r["page"] is not None else "")
             section = " > ".join(r["heading_path"] or [])
-            lines += [f"A: {r['answer']}", f"   \"{r['quote']}\"",
-                      f"   [{where}{', ' + section if section else ''}, characters {r['char_start']}-{r['char_end']}]"]
+            lines += [
+                f"A: {r['answer']}",
+                f'   "{r["quote"]}"',
+                f"   [{where}{', ' + section if section else ''}, characters {r['char_start']}-{r['char_end']}]",
+            ]
         elif r["status"] == "clarification":
             lines.append(f"Clarification needed: {r['clarification']}")
         elif r["status"] == "compound":
@@ -429,7 +587,8 @@ def ask_strategy(gold, units: Iterable[pl.DataFrame], leaves: pl.DataFrame, dict
     ranked = rank_candidates(parsed, units, leaves, p, docs=q.select("query_id", "doc_id"), dictionary=dictionary)
     # exact token counts only as far down each ranking as a reader can load
     ranked = count_ranked(ranked.select("query_id", "doc_id", "char_start", "char_end", "text", "fragment_id"), "text", p).with_columns(
-        pl.lit(1, dtype=pl.Int64).alias("path_length"))
+        pl.lit(1, dtype=pl.Int64).alias("path_length")
+    )
     return load_in_order(ranked.lazy(), STRATEGY, pl.col("rank"), p)
 
 

@@ -4,6 +4,7 @@ retrieval patterns, and value sets (countries, currencies...), read and validate
 A broken table fails with `DictionaryError` naming the file, the row and the rule broken;
 `dictionary_fingerprint` is what the answers depend on (an input of the evaluation stage).
 """
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,8 @@ _FILES = {
     "answer_types": ("answer_types.csv", ("answer_type", "priority", "description", "question_cues", "retrieval_patterns")),
     "value_sets": ("value_sets.csv", ("set", "value", "canonical", "kind")),
 }
-PATTERN_SEPARATOR = " || "   # separates the retrieval patterns of one answer type
-REGEX_PREFIX = "re:"         # a concept keyword written as a regex
+PATTERN_SEPARATOR = " || "  # separates the retrieval patterns of one answer type
+REGEX_PREFIX = "re:"  # a concept keyword written as a regex
 
 
 class DictionaryError(ValueError):
@@ -40,10 +41,10 @@ class DictionaryError(ValueError):
 class Dictionary:
     """The expert satellite tables, validated, with the derived matching keys."""
 
-    concepts: pl.DataFrame      # concept, definition, document_family, def_terms
-    keywords: pl.DataFrame      # concept, language, keyword, priority, weight, is_regex, pattern, key, key_terms
+    concepts: pl.DataFrame  # concept, definition, document_family, def_terms
+    keywords: pl.DataFrame  # concept, language, keyword, priority, weight, is_regex, pattern, key, key_terms
     answer_types: pl.DataFrame  # answer_type, priority, description, question_cues, retrieval_patterns, patterns
-    value_sets: pl.DataFrame    # set, value, canonical, kind, case_sensitive, key, cs_key
+    value_sets: pl.DataFrame  # set, value, canonical, kind, case_sensitive, key, cs_key
     folder: str = ""
 
 
@@ -102,8 +103,10 @@ def _csv_problem(path: Path) -> str | None:
             header = next(rows, [])
             for i, row in enumerate(rows):
                 if row and len(row) != len(header):
-                    return (f"row {i + 1} has {len(row)} fields, the header {len(header)} "
-                            f"(quote a field that contains a comma); got {','.join(row)!r}")
+                    return (
+                        f"row {i + 1} has {len(row)} fields, the header {len(header)} "
+                        f"(quote a field that contains a comma); got {','.join(row)!r}"
+                    )
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         return str(e)
     return None
@@ -189,20 +192,25 @@ def load_dictionary(folder: str | Path = DEFAULT_FOLDER) -> Dictionary:
         if not v:
             return "must not be empty"
         if v.startswith(REGEX_PREFIX):
-            pat = v[len(REGEX_PREFIX):]
+            pat = v[len(REGEX_PREFIX) :]
             return "empty regex" if not pat else _regex_error(pat)
         return None if re.search(r"\w", v) else "must contain a letter or digit"
 
-    _check_rows(p, kw, {"concept": [_concept], "language": [_language], "keyword": [_keyword],
-                        "priority": [_int_ge1], "weight": [_weight]})
+    _check_rows(p, kw, {"concept": [_concept], "language": [_language], "keyword": [_keyword], "priority": [_int_ge1], "weight": [_weight]})
     _unique(p, kw, ["concept", "language", "keyword"], "duplicate keyword for this concept and language")
     is_rx = pl.col("keyword").str.starts_with(REGEX_PREFIX)
-    kw = kw.with_columns(
-        pl.col("priority").cast(pl.Int64), pl.col("weight").cast(pl.Float64), is_rx.alias("is_regex"),
-        pl.when(is_rx).then(pl.col("keyword").str.slice(len(REGEX_PREFIX))).otherwise(pl.col("keyword")).alias("pattern"),
-    ).with_columns(
-        pl.when(~pl.col("is_regex")).then(stems_expr(pl.col("keyword"))).alias("key_terms"),
-    ).with_columns(pl.when(~pl.col("is_regex")).then(padded_expr(pl.col("key_terms"))).alias("key"))
+    kw = (
+        kw.with_columns(
+            pl.col("priority").cast(pl.Int64),
+            pl.col("weight").cast(pl.Float64),
+            is_rx.alias("is_regex"),
+            pl.when(is_rx).then(pl.col("keyword").str.slice(len(REGEX_PREFIX))).otherwise(pl.col("keyword")).alias("pattern"),
+        )
+        .with_columns(
+            pl.when(~pl.col("is_regex")).then(stems_expr(pl.col("keyword"))).alias("key_terms"),
+        )
+        .with_columns(pl.when(~pl.col("is_regex")).then(padded_expr(pl.col("key_terms"))).alias("key"))
+    )
 
     # answer types
     p, at = _read(folder, "answer_types")
@@ -223,8 +231,17 @@ def load_dictionary(folder: str | Path = DEFAULT_FOLDER) -> Dictionary:
                 return f"{err} (pattern {piece.strip()!r})"
         return None
 
-    _check_rows(p, at, {"answer_type": [_name], "priority": [_int_ge1], "description": [_nonempty],
-                        "question_cues": [_cues], "retrieval_patterns": [_patterns]})
+    _check_rows(
+        p,
+        at,
+        {
+            "answer_type": [_name],
+            "priority": [_int_ge1],
+            "description": [_nonempty],
+            "question_cues": [_cues],
+            "retrieval_patterns": [_patterns],
+        },
+    )
     _unique(p, at, ["answer_type"], "duplicate answer_type")
     _unique(p, at, ["priority"], "duplicate priority (the tie-break between answer types must be total)")
     missing = [t for t in REQUIRED_ANSWER_TYPES if t not in set(at["answer_type"].to_list())]
@@ -250,8 +267,10 @@ def load_dictionary(folder: str | Path = DEFAULT_FOLDER) -> Dictionary:
     _unique(p, vs, ["set", "value"], "duplicate value in this set")
     vs = vs.with_columns(pl.col("kind").is_in(list(_CASE_SENSITIVE_KINDS)).alias("case_sensitive"))
     vs = vs.with_columns(
-        pl.when(pl.col("kind") == "symbol").then(pl.col("value"))
-        .otherwise(padded_expr(tokens_expr(pl.col("value").str.to_lowercase()))).alias("key"),
+        pl.when(pl.col("kind") == "symbol")
+        .then(pl.col("value"))
+        .otherwise(padded_expr(tokens_expr(pl.col("value").str.to_lowercase())))
+        .alias("key"),
         pl.when(pl.col("case_sensitive")).then(padded_expr(tokens_expr(pl.col("value")))).alias("cs_key"),
     )
     clash = vs.group_by("set", "key").agg(pl.col("canonical").n_unique().alias("n"), pl.col("value").first()).filter(pl.col("n") > 1)
@@ -285,4 +304,4 @@ def _scoped(pattern: str) -> str:
     """A pattern as a group that can sit in an alternation: a leading "(?i)" becomes "(?i:...)"
     (Python refuses global flags that are not at the start of the whole expression)."""
     m = re.match(r"^\(\?([a-z]+)\)", pattern)
-    return f"(?{m.group(1)}:{pattern[m.end():]})" if m else f"(?:{pattern})"
+    return f"(?{m.group(1)}:{pattern[m.end() :]})" if m else f"(?:{pattern})"

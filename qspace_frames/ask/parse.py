@@ -19,6 +19,7 @@ The whole batch is parsed with Polars expressions (regex extraction, Aho-Corasic
 matching, joins against the dictionary tables, list ops); Python touches only the input
 strings (to make them valid UTF-8) and the small dictionary files while validating them.
 No LLM, no network: the same questions and dictionary always give the same frame."""
+
 from __future__ import annotations
 
 import polars as pl
@@ -75,34 +76,36 @@ from .rules import (
     WH,
 )
 
-KEYWORD = pl.Struct({
-    "text": pl.String,            # the keyword as written (a regex when is_regex)
-    "weight": pl.Float64,         # 0..1
-    "source": pl.String,          # direct | expert_dictionary | anchor | question
-    "semantic_group": pl.String,  # the concept (expert_dictionary), "anchor", or null
-    "is_regex": pl.Boolean,
-})
+KEYWORD = pl.Struct(
+    {
+        "text": pl.String,  # the keyword as written (a regex when is_regex)
+        "weight": pl.Float64,  # 0..1
+        "source": pl.String,  # direct | expert_dictionary | anchor | question
+        "semantic_group": pl.String,  # the concept (expert_dictionary), "anchor", or null
+        "is_regex": pl.Boolean,
+    }
+)
 
 QUESTIONS = {
     "id": pl.String,
-    "question": pl.String,                       # the original text
-    "keywords": pl.List(KEYWORD),                # deduplicated, strongest source kept, ordered
+    "question": pl.String,  # the original text
+    "keywords": pl.List(KEYWORD),  # deduplicated, strongest source kept, ordered
     "dictionary_ambiguities": pl.List(pl.String),  # dictionary keywords whose concept stayed ambiguous
-    "intents": pl.List(pl.String),               # detector intents, in affordances.INTENTS order
-    "answer_shape": pl.String,                   # single | listing | table | tree | nested_json
-    "answer_type": pl.String,                    # a key of answer_types.csv
+    "intents": pl.List(pl.String),  # detector intents, in affordances.INTENTS order
+    "answer_shape": pl.String,  # single | listing | table | tree | nested_json
+    "answer_type": pl.String,  # a key of answer_types.csv
     "pages_hint": pl.List(pl.Int64),
     "toc_section_hint": pl.String,
-    "layout_hint": pl.String,                    # text | table | image | header | null
+    "layout_hint": pl.String,  # text | table | image | header | null
     "sheets_hint": pl.List(pl.String),
     "slides_hint": pl.List(pl.Int64),
     "scope_date_from": pl.Date,
     "scope_date_to": pl.Date,
     "scope_parties": pl.List(pl.String),
-    "scope_jurisdictions": pl.List(pl.String),   # canonical values of the jurisdiction value sets
-    "scope_currencies": pl.List(pl.String),      # canonical values of the currency value set
-    "scope_condition": pl.String,                # the condition of a conditional question
-    "decomposition_pattern": pl.String,          # single | independent | sequential | unified | conditional
+    "scope_jurisdictions": pl.List(pl.String),  # canonical values of the jurisdiction value sets
+    "scope_currencies": pl.List(pl.String),  # canonical values of the currency value set
+    "scope_condition": pl.String,  # the condition of a conditional question
+    "decomposition_pattern": pl.String,  # single | independent | sequential | unified | conditional
     "sub_questions": pl.List(pl.String),
     "condition": pl.String,
     "suggested_clarification": pl.String,
@@ -116,8 +119,8 @@ PATTERNS = ("single", "independent", "sequential", "unified", "conditional")
 JURISDICTION_SETS = ("country", "region", "us_state")
 CURRENCY_SETS = ("currency",)
 
-MAX_CHARS = 10_000          # a question longer than this is analysed on its first MAX_CHARS characters
-MAX_RANGE = 500             # "pages 1 to 10^9" expands to at most this many pages
+MAX_CHARS = 10_000  # a question longer than this is analysed on its first MAX_CHARS characters
+MAX_RANGE = 500  # "pages 1 to 10^9" expands to at most this many pages
 DIRECT_WEIGHT = 1.0
 ANCHOR_WEIGHT = 0.9
 QUESTION_WEIGHT = 0.5
@@ -148,10 +151,14 @@ def _input_frame(questions) -> pl.DataFrame:
     generated = pl.lit("q") + (pl.col("_row") + 1).cast(pl.String)
     df = df.with_columns(generated.alias("id") if ids is None else ids.alias("id")).with_columns(pl.col("id").fill_null(generated))
     t = (
-        pl.col("question").fill_null("").str.slice(0, MAX_CHARS)
+        pl.col("question")
+        .fill_null("")
+        .str.slice(0, MAX_CHARS)
         .str.replace_all(r"[\x00-\x08\x0b-\x1f\x7f]", " ")
-        .str.replace_all(r"[’‘`´]", "'").str.replace_all(r"[“”„«»]", '"')
-        .str.replace_all(r"\s+", " ").str.strip_chars()
+        .str.replace_all(r"[’‘`´]", "'")
+        .str.replace_all(r"[“”„«»]", '"')
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars()
     )
     return df.with_columns(t.alias("_t"))
 
@@ -164,12 +171,16 @@ def _content_words(t: pl.Expr) -> pl.Expr:
     )
 
 
-def _kw(lf: pl.DataFrame, text: pl.Expr, weight: float | pl.Expr, source: str, group: str | pl.Expr | None,
-        is_regex: bool | pl.Expr = False) -> pl.DataFrame:
+def _kw(
+    lf: pl.DataFrame, text: pl.Expr, weight: float | pl.Expr, source: str, group: str | pl.Expr | None, is_regex: bool | pl.Expr = False
+) -> pl.DataFrame:
     """Keyword rows (_row, text, weight, source, semantic_group, is_regex)."""
     return lf.select(
-        "_row", text.alias("text"), (weight if isinstance(weight, pl.Expr) else pl.lit(weight)).cast(pl.Float64).alias("weight"),
-        pl.lit(source).alias("source"), (group if isinstance(group, pl.Expr) else pl.lit(group, dtype=pl.String)).alias("semantic_group"),
+        "_row",
+        text.alias("text"),
+        (weight if isinstance(weight, pl.Expr) else pl.lit(weight)).cast(pl.Float64).alias("weight"),
+        pl.lit(source).alias("source"),
+        (group if isinstance(group, pl.Expr) else pl.lit(group, dtype=pl.String)).alias("semantic_group"),
         (is_regex if isinstance(is_regex, pl.Expr) else pl.lit(is_regex)).alias("is_regex"),
     )
 
@@ -190,8 +201,11 @@ def _direct(q: pl.DataFrame) -> pl.DataFrame:
         pl.col("_t").str.extract_all(sq).list.eval(pl.element().str.extract(sq, 1)),
     )
     terms = (
-        pl.col("_t").str.extract(r"(?i)\bterms?\s*:\s*([^?;]+)", 1).fill_null("")
-        .str.replace_all(r"(?i)\s*(?:,|\band\b|\bor\b)\s*", CUT_MARK).str.split(CUT_MARK)
+        pl.col("_t")
+        .str.extract(r"(?i)\bterms?\s*:\s*([^?;]+)", 1)
+        .fill_null("")
+        .str.replace_all(r"(?i)\s*(?:,|\band\b|\bor\b)\s*", CUT_MARK)
+        .str.split(CUT_MARK)
         .list.eval(pl.element().str.strip_chars(" \"'."))
     )
     d = _long(q.select("_row", pl.concat_list(quoted, terms).alias("text")), "text")
@@ -205,7 +219,8 @@ def _anchors(q: pl.DataFrame) -> pl.DataFrame:
     a = a.explode("text").filter(pl.col("text").is_not_null())
     acronym = pl.col("text").str.contains(r"^[A-Z]{3,}s?$")
     a = a.filter(~(acronym & pl.col("_shout"))).with_columns(
-        pl.when(acronym).then(pl.col("text").str.replace(r"^([A-Z]{3,})s$", "$1")).otherwise(pl.col("text")).alias("text"))
+        pl.when(acronym).then(pl.col("text").str.replace(r"^([A-Z]{3,})s$", "$1")).otherwise(pl.col("text")).alias("text")
+    )
     return _kw(a, pl.col("text"), ANCHOR_WEIGHT, "anchor", "anchor")
 
 
@@ -219,16 +234,27 @@ def _dictionary_hits(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.D
     leaves it ambiguous.
     """
     lit = d.keywords.filter(~pl.col("is_regex"))
-    keys = lit.select("key").unique().with_columns(pl.col("key").str.len_bytes().alias("_n")).sort(["_n", "key"], descending=[True, False])["key"].to_list()
+    keys = (
+        lit.select("key")
+        .unique()
+        .with_columns(pl.col("key").str.len_bytes().alias("_n"))
+        .sort(["_n", "key"], descending=[True, False])["key"]
+        .to_list()
+    )
     found = pl.col("_skey").str.extract_many(keys, leftmost=True) if keys else pl.lit([], dtype=pl.List(pl.String))
     hits = (
-        q.select("_row", "_skey", "_qterms", found.alias("key"))
-        .explode("key").filter(pl.col("key").is_not_null()).unique(["_row", "key"])
+        q.select("_row", "_skey", "_qterms", found.alias("key")).explode("key").filter(pl.col("key").is_not_null()).unique(["_row", "key"])
     )
     cand = (
         hits.join(lit.select("key", "concept", "key_terms").unique(["key", "concept"]), on="key")
         .join(d.concepts.select("concept", "def_terms"), on="concept")
-        .with_columns(pl.col("_qterms").list.set_difference(pl.col("key_terms")).list.set_intersection(pl.col("def_terms")).list.len().alias("_overlap"))
+        .with_columns(
+            pl.col("_qterms")
+            .list.set_difference(pl.col("key_terms"))
+            .list.set_intersection(pl.col("def_terms"))
+            .list.len()
+            .alias("_overlap")
+        )
         .with_columns(
             pl.col("concept").n_unique().over("_row", "key").alias("_n_concepts"),
             pl.col("_overlap").max().over("_row", "key").alias("_best"),
@@ -239,7 +265,8 @@ def _dictionary_hits(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.D
     ambiguous_keys = cand.filter((pl.col("_n_concepts") > 1) & (pl.col("_n_best") > 1)).select("_row", "key").unique()
     # the keyword as the table writes it: the best-ranked spelling of the key
     spelled = lit.group_by("key").agg(
-        pl.col("keyword").sort_by(pl.col("keyword").str.len_chars(), "keyword").first().alias("keyword"), pl.col("weight").max())
+        pl.col("keyword").sort_by(pl.col("keyword").str.len_chars(), "keyword").first().alias("keyword"), pl.col("weight").max()
+    )
     ambiguous = ambiguous_keys.join(spelled, on="key").select("_row", "keyword", "weight")
 
     rx = d.keywords.filter(pl.col("is_regex"))
@@ -254,7 +281,9 @@ def _keywords(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.DataFram
     """keywords and dictionary_ambiguities per row, plus the resolved concepts (for vagueness)."""
     concepts, ambiguous = _dictionary_hits(q, d)
     # English first, so a spelling shared by several languages ("Hotel", "hotel") keeps the English row
-    expanded = concepts.join(d.keywords, on="concept").sort(pl.col("_row"), pl.col("concept"), pl.col("language") != "en", "priority", "language", "keyword")
+    expanded = concepts.join(d.keywords, on="concept").sort(
+        pl.col("_row"), pl.col("concept"), pl.col("language") != "en", "priority", "language", "keyword"
+    )
     parts = [
         _direct(q),
         _kw(expanded, pl.col("pattern"), pl.col("weight"), "expert_dictionary", pl.col("concept"), pl.col("is_regex")),
@@ -265,7 +294,9 @@ def _keywords(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.DataFram
     rank = pl.col("source").replace_strict({s: i for i, s in enumerate(SOURCES)}, return_dtype=pl.Int64)
     key = pl.when(pl.col("is_regex")).then(pl.lit(REGEX_PREFIX) + pl.col("text")).otherwise(pl.col("text").str.to_lowercase())
     kw = (
-        pl.concat(parts).filter(pl.col("text").is_not_null() & (pl.col("text") != "")).with_row_index("_seq")
+        pl.concat(parts)
+        .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
+        .with_row_index("_seq")
         .with_columns(rank.alias("_rank"), key.alias("_key"))
         .sort(["_row", "_key", "weight", "_rank", "_seq"], descending=[False, False, True, False, False])
         .unique(["_row", "_key"], keep="first", maintain_order=True)
@@ -273,8 +304,17 @@ def _keywords(q: pl.DataFrame, d: Dictionary) -> tuple[pl.DataFrame, pl.DataFram
         .group_by("_row", maintain_order=True)
         .agg(pl.struct("text", "weight", "source", "semantic_group", "is_regex").alias("keywords"))
     )
-    amb = ambiguous.sort("_row", "keyword").group_by("_row", maintain_order=True).agg(pl.col("keyword").unique(maintain_order=True).alias("dictionary_ambiguities"))
-    topic = concepts.join(d.concepts.select("concept", "document_family"), on="concept").filter(pl.col("document_family") != "general").select("_row").unique()
+    amb = (
+        ambiguous.sort("_row", "keyword")
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("keyword").unique(maintain_order=True).alias("dictionary_ambiguities"))
+    )
+    topic = (
+        concepts.join(d.concepts.select("concept", "document_family"), on="concept")
+        .filter(pl.col("document_family") != "general")
+        .select("_row")
+        .unique()
+    )
     return kw, amb, topic.with_columns(pl.lit(True).alias("_topic_concept"))
 
 
@@ -285,40 +325,63 @@ def _value_hits(q: pl.DataFrame, d: Dictionary) -> pl.DataFrame:
     case-sensitive kind (ISO codes) must also appear in their own case; symbols match literally.
     """
     words = d.value_sets.filter(pl.col("kind") != "symbol")
-    keys = words.select("key").unique().with_columns(pl.col("key").str.len_bytes().alias("_n")).sort(["_n", "key"], descending=[True, False])["key"].to_list()
+    keys = (
+        words.select("key")
+        .unique()
+        .with_columns(pl.col("key").str.len_bytes().alias("_n"))
+        .sort(["_n", "key"], descending=[True, False])["key"]
+        .to_list()
+    )
     matched = pl.col("_vkey").str.extract_many(keys, leftmost=True) if keys else pl.lit([], dtype=pl.List(pl.String))
     found = (
         q.select("_row", "_vkey", "_vkey_cs", matched.alias("key"))
         .with_columns(pl.int_ranges(pl.col("key").list.len()).alias("_pos"))
-        .explode("key", "_pos").filter(pl.col("key").is_not_null())
+        .explode("key", "_pos")
+        .filter(pl.col("key").is_not_null())
         .join(words.select("key", "set", "canonical", "case_sensitive", "cs_key"), on="key")
         .filter(~pl.col("case_sensitive") | pl.col("_vkey_cs").str.contains(pl.col("cs_key"), literal=True))
     )
     symbols = d.value_sets.filter(pl.col("kind") == "symbol")
     sym = (
-        q.select("_row", pl.col("_t").str.extract_many(symbols["value"].unique().sort().to_list()).alias("key"))
-        .with_columns((pl.int_ranges(pl.col("key").list.len()) + 10_000).alias("_pos"))
-        .explode("key", "_pos").filter(pl.col("key").is_not_null())
-        .join(symbols.select(pl.col("value").alias("key"), "set", "canonical"), on="key")
-    ) if symbols.height else None
+        (
+            q.select("_row", pl.col("_t").str.extract_many(symbols["value"].unique().sort().to_list()).alias("key"))
+            .with_columns((pl.int_ranges(pl.col("key").list.len()) + 10_000).alias("_pos"))
+            .explode("key", "_pos")
+            .filter(pl.col("key").is_not_null())
+            .join(symbols.select(pl.col("value").alias("key"), "set", "canonical"), on="key")
+        )
+        if symbols.height
+        else None
+    )
     cols = ["_row", "_pos", "set", "canonical"]
     return pl.concat([found.select(cols)] + ([sym.select(cols)] if sym is not None else [])).sort("_row", "_pos")
 
 
 def _canonical_list(hits: pl.DataFrame, sets: tuple[str, ...], name: str) -> pl.DataFrame:
     return (
-        hits.filter(pl.col("set").is_in(list(sets))).group_by("_row", maintain_order=True)
+        hits.filter(pl.col("set").is_in(list(sets)))
+        .group_by("_row", maintain_order=True)
         .agg(pl.col("canonical").unique(maintain_order=True).alias(name))
     )
 
 
 # ---- structure, scope, intents ------------------------------------------------------------------
 
+
 def _number_list(q: pl.DataFrame, pattern: str, name: str, as_string: bool = False) -> pl.DataFrame:
-    """"page 3" -> [3]; "pages 5 to 7" -> [5, 6, 7]; "pages 2, 4 and 9" -> [2, 4, 9] (sorted, unique)."""
+    """ "page 3" -> [3]; "pages 5 to 7" -> [5, 6, 7]; "pages 2, 4 and 9" -> [2, 4, 9] (sorted, unique)."""
     m = _long(q.select("_row", pl.col("_t").str.extract_all(pattern).alias("m")), "m")
-    parts = _long(m.select("_row", pl.col("m").str.replace(r"^\D+", "")
-                           .str.replace_all(r"(?i)\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s+or\s+)\s*", CUT_MARK).str.split(CUT_MARK).alias("p")), "p")
+    parts = _long(
+        m.select(
+            "_row",
+            pl.col("m")
+            .str.replace(r"^\D+", "")
+            .str.replace_all(r"(?i)\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s+or\s+)\s*", CUT_MARK)
+            .str.split(CUT_MARK)
+            .alias("p"),
+        ),
+        "p",
+    )
     start = pl.col("p").str.extract(r"^(\d{1,9})", 1).cast(pl.Int64, strict=False)
     end = pl.col("p").str.extract(r"(?i)(?:-|–|to|through|thru)\s*(\d{1,9})$", 1).cast(pl.Int64, strict=False)
     end = pl.when(end.is_null() | (end < start) | (end - start > MAX_RANGE)).then(start).otherwise(end)
@@ -336,7 +399,11 @@ def _sheets(q: pl.DataFrame) -> pl.DataFrame:
     n = n.filter((pl.col("s") != "") & ~pl.col("s").str.to_lowercase().is_in(["the", "this", "that", "which", "each", "every", "a"]))
     nums = _long(_number_list(q, SHEET_NUMBERS, "s", as_string=True), "s")
     both = pl.concat([n.with_columns(pl.lit(0).alias("_k")), nums.with_columns(pl.lit(1).alias("_k"))]).with_row_index("_i")
-    return both.sort("_row", "_k", "_i").group_by("_row", maintain_order=True).agg(pl.col("s").unique(maintain_order=True).alias("sheets_hint"))
+    return (
+        both.sort("_row", "_k", "_i")
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("s").unique(maintain_order=True).alias("sheets_hint"))
+    )
 
 
 def _first_rule(rules, col: str = "_t", group: int | None = None) -> pl.Expr:
@@ -352,13 +419,28 @@ def _dx_bounds(dx: pl.DataFrame) -> pl.DataFrame:
     g = dx.with_columns(pl.col("dx").str.to_lowercase().str.strip_chars().str.extract_groups(DX_PARTS).alias("_g")).unnest("_g")
     i = lambda n: pl.col(n).cast(pl.Int32, strict=False)  # noqa: E731
     month = lambda n: pl.col(n).str.slice(0, 3).replace_strict(MONTH_NUMBER, default=None, return_dtype=pl.Int32)  # noqa: E731
-    ymd = lambda y, m, d: pl.concat_str([pl.col(y), pl.lit("-"), m.cast(pl.String).str.zfill(2), pl.lit("-"), pl.col(d).str.zfill(2)]).str.to_date("%Y-%m-%d", strict=False)  # noqa: E731
+    ymd = lambda y, m, d: pl.concat_str(  # noqa: E731
+        [pl.col(y), pl.lit("-"), m.cast(pl.String).str.zfill(2), pl.lit("-"), pl.col(d).str.zfill(2)]
+    ).str.to_date("%Y-%m-%d", strict=False)
     g = g.with_columns(
         pl.coalesce(ymd("iy", i("im"), "id"), ymd("y1", month("m1"), "d1"), ymd("y2", month("m2"), "d2")).alias("_day"),
-        pl.coalesce(i("qy1"), i("qy2"), i("hy"), i("y3"),
-                    pl.when(pl.col("fy").str.len_chars() == 2).then(2000 + i("fy")).otherwise(i("fy")), i("y4")).alias("_y"),
-        pl.coalesce(pl.coalesce(i("q1"), i("q2")) * 3 - 2, i("h") * 6 - 5, month("m3"), pl.when(i("fy").is_not_null() | i("y4").is_not_null()).then(1)).alias("_m0"),
-        pl.coalesce(pl.coalesce(i("q1"), i("q2")) * 3, i("h") * 6, month("m3"), pl.when(i("fy").is_not_null() | i("y4").is_not_null()).then(12)).alias("_m1"),
+        pl.coalesce(
+            i("qy1"),
+            i("qy2"),
+            i("hy"),
+            i("y3"),
+            pl.when(pl.col("fy").str.len_chars() == 2).then(2000 + i("fy")).otherwise(i("fy")),
+            i("y4"),
+        ).alias("_y"),
+        pl.coalesce(
+            pl.coalesce(i("q1"), i("q2")) * 3 - 2,
+            i("h") * 6 - 5,
+            month("m3"),
+            pl.when(i("fy").is_not_null() | i("y4").is_not_null()).then(1),
+        ).alias("_m0"),
+        pl.coalesce(
+            pl.coalesce(i("q1"), i("q2")) * 3, i("h") * 6, month("m3"), pl.when(i("fy").is_not_null() | i("y4").is_not_null()).then(12)
+        ).alias("_m1"),
     )
     ok = pl.col("_y").is_between(1000, 2999) & pl.col("_m0").is_between(1, 12) & pl.col("_m1").is_between(1, 12)
     return g.select(
@@ -375,13 +457,18 @@ def _scope_dates(q: pl.DataFrame) -> pl.DataFrame:
     rng = pl.col("_t").str.extract_groups(DATE_RANGE)
     op = pl.col("_t").str.extract_groups(DATE_OPERATOR)
     parts = q.select(
-        "_row", rng.struct.field("1").alias("a"), rng.struct.field("2").alias("b"),
-        op.struct.field("1").str.to_lowercase().str.replace_all(r"\s+", " ").alias("op"), op.struct.field("2").alias("o"),
+        "_row",
+        rng.struct.field("1").alias("a"),
+        rng.struct.field("2").alias("b"),
+        op.struct.field("1").str.to_lowercase().str.replace_all(r"\s+", " ").alias("op"),
+        op.struct.field("2").alias("o"),
         pl.col("_t").str.extract(DATE_BARE, 1).str.replace(r"(?i)\s+[a-z]+$", "").alias("bare"),
     )
     long = pl.concat([parts.select("_row", pl.lit(k).alias("slot"), pl.col(k).alias("dx")) for k in ("a", "b", "o", "bare")])
     b = _dx_bounds(long.filter(pl.col("dx").is_not_null()))
-    wide = b.group_by("_row").agg(*[pl.col(c).filter(pl.col("slot") == k).first().alias(f"{k}_{c}") for k in ("a", "b", "o", "bare") for c in ("start", "end")])
+    wide = b.group_by("_row").agg(
+        *[pl.col(c).filter(pl.col("slot") == k).first().alias(f"{k}_{c}") for k in ("a", "b", "o", "bare") for c in ("start", "end")]
+    )
     w = parts.select("_row", "op").join(wide, on="_row", how="left")
     op_ = pl.col("op")
     one_day = pl.duration(days=1)
@@ -393,18 +480,27 @@ def _scope_dates(q: pl.DataFrame) -> pl.DataFrame:
     has_op = pl.col("o_start").is_not_null()
     none = pl.lit(None, dtype=pl.Date)
     frm = (
-        pl.when(has_range).then(pl.col("a_start"))
-        .when(has_op & open_start).then(pl.col("o_start"))
-        .when(has_op & after).then(pl.col("o_end") + one_day)
-        .when(has_op & (before | until)).then(none)
-        .when(has_op).then(pl.col("o_start"))
+        pl.when(has_range)
+        .then(pl.col("a_start"))
+        .when(has_op & open_start)
+        .then(pl.col("o_start"))
+        .when(has_op & after)
+        .then(pl.col("o_end") + one_day)
+        .when(has_op & (before | until))
+        .then(none)
+        .when(has_op)
+        .then(pl.col("o_start"))
         .otherwise(pl.col("bare_start"))
     )
     to = (
-        pl.when(has_range).then(pl.col("b_end"))
-        .when(has_op & (open_start | after)).then(none)
-        .when(has_op & before).then(pl.col("o_start") - one_day)
-        .when(has_op).then(pl.col("o_end"))
+        pl.when(has_range)
+        .then(pl.col("b_end"))
+        .when(has_op & (open_start | after))
+        .then(none)
+        .when(has_op & before)
+        .then(pl.col("o_start") - one_day)
+        .when(has_op)
+        .then(pl.col("o_end"))
         .otherwise(pl.col("bare_end"))
     )
     return w.select("_row", frm.cast(pl.Date).alias("scope_date_from"), to.cast(pl.Date).alias("scope_date_to"))
@@ -414,10 +510,12 @@ def _parties(q: pl.DataFrame, d: Dictionary) -> pl.DataFrame:
     between = pl.col("_t").str.extract_groups(PARTIES_BETWEEN)
     defined = pl.col("_t").str.extract_all(PARTY_DEFINED).list.eval(pl.element().str.extract(rf"\b[Tt]he\s+({'|'.join(PARTY_ROLES)})", 1))
     orgs = pl.col("_t").str.extract_all(PARTY_ORG)
-    cand = q.select("_row", pl.concat_list(
-        pl.concat_list(between.struct.field("1"), between.struct.field("2")), orgs, defined).alias("p"))
-    p = _long(cand, "p").with_row_index("_i").with_columns(
-        pl.col("p").str.replace(PARTY_LEAD, "").str.replace(r"[.,]+$", "").str.strip_chars())
+    cand = q.select("_row", pl.concat_list(pl.concat_list(between.struct.field("1"), between.struct.field("2")), orgs, defined).alias("p"))
+    p = (
+        _long(cand, "p")
+        .with_row_index("_i")
+        .with_columns(pl.col("p").str.replace(PARTY_LEAD, "").str.replace(r"[.,]+$", "").str.strip_chars())
+    )
     not_values = d.value_sets.select(pl.col("value").str.to_lowercase().alias("_lv")).unique()
     p = (
         p.with_columns(pl.col("p").str.to_lowercase().alias("_lv"))
@@ -459,6 +557,7 @@ def _answer_type(d: Dictionary, col: str) -> pl.Expr:
 
 # ---- decomposition ------------------------------------------------------------------------------
 
+
 def _mask(t: pl.Expr) -> pl.Expr:
     """Hide the "and"s that do not coordinate questions: inside quotes, a terms list, "between X
     and Y" and fixed names such as "Travel and Expense"."""
@@ -476,8 +575,10 @@ def _mask(t: pl.Expr) -> pl.Expr:
 def _tidy(e: pl.Expr) -> pl.Expr:
     """A sub-question: unmasked, no leading connective, capitalised, ending in '?' when it asks."""
     s = (
-        e.str.replace_all(AND_MARK, "and").str.strip_chars(" ,;")
-        .str.replace(r"(?i)^(?:and|then|but|also|as well as)\s+(?:then\s+)?", "").str.strip_chars(" ,;")
+        e.str.replace_all(AND_MARK, "and")
+        .str.strip_chars(" ,;")
+        .str.replace(r"(?i)^(?:and|then|but|also|as well as)\s+(?:then\s+)?", "")
+        .str.strip_chars(" ,;")
     )
     s = s.str.slice(0, 1).str.to_uppercase() + s.str.slice(1)
     asks = s.str.contains(rf"(?i)^(?:{WH}|{AUX})\b|^(?:wer|was|wann|wie|welche\w*|qui|quel\w*|quand|combien|où)\b")
@@ -501,7 +602,11 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     lead = pl.col("_m").str.extract_groups(CONDITION_LEADING)
     trail = pl.col("_m").str.extract_groups(CONDITION_TRAILING)
     aux_start = rf"(?i)^{AUX}\b"
-    lead_ok = lead.struct.field("2").is_not_null() & ~lead.struct.field("2").str.contains(aux_start) & (lead.struct.field("3").str.strip_chars() != "")
+    lead_ok = (
+        lead.struct.field("2").is_not_null()
+        & ~lead.struct.field("2").str.contains(aux_start)
+        & (lead.struct.field("3").str.strip_chars() != "")
+    )
     trail_main = trail.struct.field("1")
     trail_ok = (
         trail_main.is_not_null()
@@ -514,22 +619,33 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     cut = (
         pl.col("_m")
         .str.replace_all(rf"(?i)\?\s*(?:and\s+)?(?:then\s+)?({CLAUSE_START})", f"?{CUT_MARK}$1")
-        .str.replace_all(rf"(?i)\s*(?:;\s*(?:and\s+)?(?:then\s+)?|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,?\s+but\s+|,?\s+as well as\s+)({CLAUSE_START})", f"{CUT_MARK}$1")
-        .str.replace_all(rf"(?i)\s*;\s*", CUT_MARK)
-        .str.split(CUT_MARK).list.eval(pl.element().str.strip_chars()).list.eval(pl.element().filter(pl.element() != ""))
+        .str.replace_all(
+            r"(?i)\s*(?:;\s*(?:and\s+)?(?:then\s+)?|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,?\s+but\s+|,?\s+as well as\s+)"
+            rf"({CLAUSE_START})",
+            f"{CUT_MARK}$1",
+        )
+        .str.replace_all(r"(?i)\s*;\s*", CUT_MARK)
+        .str.split(CUT_MARK)
+        .list.eval(pl.element().str.strip_chars())
+        .list.eval(pl.element().filter(pl.element() != ""))
     )
     f = flagged.with_columns(
-        lead_ok.alias("_lead"), trail_ok.alias("_trail"),
-        pl.when(lead_ok).then(cond_word(lead.struct.field("1")) + lead.struct.field("2"))
-        .when(trail_ok).then(cond_word(trail.struct.field("2")) + trail.struct.field("3")).alias("_cond"),
+        lead_ok.alias("_lead"),
+        trail_ok.alias("_trail"),
+        pl.when(lead_ok)
+        .then(cond_word(lead.struct.field("1")) + lead.struct.field("2"))
+        .when(trail_ok)
+        .then(cond_word(trail.struct.field("2")) + trail.struct.field("3"))
+        .alias("_cond"),
         pl.when(lead_ok).then(lead.struct.field("3")).when(trail_ok).then(trail_main).alias("_main"),
         cut.alias("_parts"),
     )
     back = pl.col("_parts").list.slice(1).list.eval(pl.element().str.contains(BACK_REFERENCE)).list.any()
     f = f.with_columns(
-        pl.when(pl.col("_lead") | pl.col("_trail")).then(pl.lit("conditional"))
-        .when(pl.col("_parts").list.len() >= 2).then(
-            pl.when(back | pl.col("_m").str.contains(THEN)).then(pl.lit("sequential")).otherwise(pl.lit("independent")))
+        pl.when(pl.col("_lead") | pl.col("_trail"))
+        .then(pl.lit("conditional"))
+        .when(pl.col("_parts").list.len() >= 2)
+        .then(pl.when(back | pl.col("_m").str.contains(THEN)).then(pl.lit("sequential")).otherwise(pl.lit("independent")))
         .alias("_pattern")
     )
 
@@ -539,7 +655,8 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     for k, (_name, rule) in enumerate(UNIFIED_RULES):
         g = pl.col("_m").str.extract_groups(rule)
         u = rest.select(
-            "_row", pl.lit(k).alias("_rule"),
+            "_row",
+            pl.lit(k).alias("_rule"),
             g.struct.field("1").str.replace(r"(?i)\bboth\s+$", "").alias("_pre"),
             pl.concat_list(g.struct.field("2").str.split(","), g.struct.field("3")).alias("_items"),
             g.struct.field("4").alias("_end"),
@@ -547,10 +664,15 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
         uni_parts.append(u)
     uni = pl.concat(uni_parts).with_columns(pl.col("_items").list.eval(pl.element().str.strip_chars()))
     words = pl.col("_items").list.eval(pl.element().str.count_matches(r"\S+"))
-    uni = uni.filter(
-        (words.list.max() <= MAX_CONJUNCT_WORDS) & (words.list.min() >= 1)
-        & ~pl.col("_items").list.eval(pl.element().str.contains(rf"(?i)^(?:{WH}|{AUX}|{IMPERATIVE})\b")).list.any()
-    ).sort("_row", "_rule").unique("_row", keep="first", maintain_order=True)
+    uni = (
+        uni.filter(
+            (words.list.max() <= MAX_CONJUNCT_WORDS)
+            & (words.list.min() >= 1)
+            & ~pl.col("_items").list.eval(pl.element().str.contains(rf"(?i)^(?:{WH}|{AUX}|{IMPERATIVE})\b")).list.any()
+        )
+        .sort("_row", "_rule")
+        .unique("_row", keep="first", maintain_order=True)
+    )
     # "travel and procurement policies" -> "travel policies", "procurement policies"
     tail = pl.col("_items").list.last().str.extract(r"^\S+\s+([a-z][\w\s'-]*)$", 1)
     uni = uni.with_columns(tail.alias("_tail"))
@@ -558,18 +680,35 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     single_word = ~pl.col("_items").str.contains(r"\s") & ~pl.col("_items").str.contains(r"(?i)s$")
     last_of_row = pl.col("_i") == pl.col("_i").max().over("_row")
     items = items.with_columns(
-        pl.when(single_word & pl.col("_tail").is_not_null() & ~last_of_row).then(pl.col("_items") + pl.lit(" ") + pl.col("_tail")).otherwise(pl.col("_items")).alias("_c")
+        pl.when(single_word & pl.col("_tail").is_not_null() & ~last_of_row)
+        .then(pl.col("_items") + pl.lit(" ") + pl.col("_tail"))
+        .otherwise(pl.col("_items"))
+        .alias("_c")
     ).with_columns(_tidy(pl.col("_pre") + pl.col("_c") + pl.col("_end")).alias("_sub"))
-    uni_subs = items.sort("_row", "_i").group_by("_row", maintain_order=True).agg(pl.col("_sub").drop_nulls().alias("_usubs")).filter(pl.col("_usubs").list.len() >= 2)
+    uni_subs = (
+        items.sort("_row", "_i")
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("_sub").drop_nulls().alias("_usubs"))
+        .filter(pl.col("_usubs").list.len() >= 2)
+    )
 
     f = f.join(uni_subs, on="_row", how="left").with_columns(
-        pl.when(pl.col("_pattern").is_null() & pl.col("_usubs").is_not_null()).then(pl.lit("unified")).otherwise(pl.col("_pattern")).alias("_pattern")
+        pl.when(pl.col("_pattern").is_null() & pl.col("_usubs").is_not_null())
+        .then(pl.lit("unified"))
+        .otherwise(pl.col("_pattern"))
+        .alias("_pattern")
     )
     f = f.with_columns(
-        pl.when(pl.col("_pattern") == "conditional").then(pl.concat_list(_tidy(pl.col("_main"))))
-        .when(pl.col("_pattern").is_in(["sequential", "independent"])).then(pl.col("_parts").list.eval(_tidy(pl.element())).list.drop_nulls())
-        .when(pl.col("_pattern") == "unified").then(pl.col("_usubs")).alias("_subs"),
-        pl.when(pl.col("_pattern") == "conditional").then(pl.col("_cond").str.replace_all(AND_MARK, "and").str.strip_chars(" ,")).alias("condition"),
+        pl.when(pl.col("_pattern") == "conditional")
+        .then(pl.concat_list(_tidy(pl.col("_main"))))
+        .when(pl.col("_pattern").is_in(["sequential", "independent"]))
+        .then(pl.col("_parts").list.eval(_tidy(pl.element())).list.drop_nulls())
+        .when(pl.col("_pattern") == "unified")
+        .then(pl.col("_usubs"))
+        .alias("_subs"),
+        pl.when(pl.col("_pattern") == "conditional")
+        .then(pl.col("_cond").str.replace_all(AND_MARK, "and").str.strip_chars(" ,"))
+        .alias("condition"),
     )
     out = base.join(f.select("_row", "_pattern", "_subs", "condition"), on="_row", how="left")
     whole = pl.concat_list(_tidy(pl.col("_t")).fill_null(pl.col("_t"))).list.eval(pl.element().filter(pl.element() != ""))
@@ -582,6 +721,7 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
 
 
 # ---- vagueness ------------------------------------------------------------------------------------
+
 
 def _template(tpl: str, m: pl.Expr) -> pl.Expr:
     before, _, after = tpl.partition("{m}")
@@ -605,15 +745,22 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
         reasons.append(pl.when(hit).then(_template(reason, m)))
         clarify.append(pl.when(hit).then(_template(clarification, m)))
     # a pinned page, slide, sheet or section names where to look: it stands in for a missing topic word
-    pinned = (pl.col("pages_hint").list.len().fill_null(0) + pl.col("slides_hint").list.len().fill_null(0)
-              + pl.col("sheets_hint").list.len().fill_null(0) + pl.col("toc_section_hint").is_not_null().cast(pl.UInt32)) > 0
+    pinned = (
+        pl.col("pages_hint").list.len().fill_null(0)
+        + pl.col("slides_hint").list.len().fill_null(0)
+        + pl.col("sheets_hint").list.len().fill_null(0)
+        + pl.col("toc_section_hint").is_not_null().cast(pl.UInt32)
+    ) > 0
     short = (pl.col("_content").list.len() < MIN_CONTENT_WORDS) & ~((pl.col("_content").list.len() >= 1) & pinned)
     reasons.append(pl.when(short).then(pl.lit(f"too short: fewer than {MIN_CONTENT_WORDS} content words")))
-    clarify.append(pl.when(short).then(pl.lit("Please say what you are asking about: the document or topic, and the amount, region or period if any.")))
+    clarify.append(
+        pl.when(short).then(pl.lit("Please say what you are asking about: the document or topic, and the amount, region or period if any."))
+    )
     return pl.coalesce(reasons), pl.coalesce(clarify)
 
 
 # ---- the parser ---------------------------------------------------------------------------------
+
 
 def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary | None = None) -> pl.DataFrame:
     """Parse a batch of questions into one frame, one row per question (schema QUESTIONS).
@@ -637,7 +784,9 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     dec = _decompose(q)
 
     f = (
-        q.join(kw, on="_row", how="left").join(amb, on="_row", how="left").join(topic, on="_row", how="left")
+        q.join(kw, on="_row", how="left")
+        .join(amb, on="_row", how="left")
+        .join(topic, on="_row", how="left")
         .join(_canonical_list(values, JURISDICTION_SETS, "scope_jurisdictions"), on="_row", how="left")
         .join(_canonical_list(values, CURRENCY_SETS, "scope_currencies"), on="_row", how="left")
         .join(_number_list(q, PAGES, "pages_hint"), on="_row", how="left")
@@ -648,17 +797,26 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
         .join(_scope_dates(q), on="_row", how="left")
         .sort("_row")
     )
-    main = pl.when(pl.col("decomposition_pattern") == "conditional").then(pl.col("sub_questions").list.first()).otherwise(pl.col("_t")).fill_null("")
+    main = (
+        pl.when(pl.col("decomposition_pattern") == "conditional")
+        .then(pl.col("sub_questions").list.first())
+        .otherwise(pl.col("_t"))
+        .fill_null("")
+    )
     has_topic = (
         pl.col("_topic_concept").fill_null(False)
-        | pl.col("keywords").list.eval(
+        | pl.col("keywords")
+        .list.eval(
             (pl.element().struct.field("source") == "direct")
             | ((pl.element().struct.field("source") == "anchor") & pl.element().struct.field("text").str.contains(CODE_ANCHOR))
-        ).list.any().fill_null(False)
+        )
+        .list.any()
+        .fill_null(False)
         | pl.col("_t").str.contains(NAMED_DOCUMENT)
     )
     f = f.with_columns(
-        main.alias("_main"), has_topic.alias("_has_topic"),
+        main.alias("_main"),
+        has_topic.alias("_has_topic"),
         _intents().alias("intents"),
         _first_rule(SHAPE_RULES).fill_null("single").alias("answer_shape"),
         _first_rule(LAYOUT_RULES).alias("layout_hint"),
@@ -667,7 +825,8 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     reason, clarification = _vagueness()
     f = f.with_columns(
         _answer_type(d, "_main").alias("answer_type"),
-        reason.alias("ambiguity_reason"), clarification.alias("suggested_clarification"),
+        reason.alias("ambiguity_reason"),
+        clarification.alias("suggested_clarification"),
         pl.col("condition").alias("scope_condition"),
     )
     empty_lists = {c: pl.col(c).fill_null(pl.lit([], dtype=t)) for c, t in QUESTIONS.items() if isinstance(t, pl.List)}
@@ -675,8 +834,4 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     return f.select([pl.col(c).cast(t) for c, t in QUESTIONS.items()])
 
 
-__all__ = [
-    "QUESTIONS", "KEYWORD", "Dictionary", "DictionaryError", "load_dictionary", "answer_types", "answer_pattern",
-    "parse_questions", "dictionary_fingerprint", "INTENT_CUES", "SHAPE_RULES", "LAYOUT_RULES", "TOC_PATTERNS", "ANCHOR_PATTERNS", "DANGLING",
-    "UNIFIED_RULES", "FIXED_PHRASES",
-]
+__all__ = ["QUESTIONS", "KEYWORD", "parse_questions"]

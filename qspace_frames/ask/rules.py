@@ -1,6 +1,7 @@
 """The question parser's own rules: named regular expressions for clauses, dates, metrics, scope
 anchors (pages, slides, sheets), compound and conditional questions, and parties.
 """
+
 from __future__ import annotations
 
 from ..affordances.rules import MONEY
@@ -8,29 +9,144 @@ from ..evaluation.bm25 import STOP_WORDS
 
 # Function words of questions: never content (baselines.STOP_WORDS plus question scaffolding,
 # and the commonest French and German function words).
-QUESTION_STOP_WORDS = tuple(sorted(set(STOP_WORDS) | {
-    "about", "after", "all", "also", "any", "before", "both", "could", "did", "does", "each", "every",
-    "get", "give", "here", "just", "list", "many", "may", "me", "might", "more", "much", "must", "my",
-    "need", "needs", "please", "shall", "should", "show", "some", "tell", "us", "whose", "within",
-    "over", "under", "above", "below", "less", "one", "there", "am", "done", "per", "via", "regarding",
-    "find", "explain", "describe", "summarise", "summarize", "say", "says", "said", "mention", "mentions",
-    "named", "called", "titled", "page", "pages", "slide", "slides", "sheet", "sheets", "tab", "tabs",
-    "happen", "happens", "happened", "doit", "wie", "hoch", "viele",
-    "le", "la", "les", "de", "du", "des", "et", "pour", "qui", "que", "quel", "quelle", "quels", "quelles",
-    "est", "un", "une", "au", "aux", "en", "dans", "sur", "par", "der", "die", "das", "den", "dem",
-    "und", "für", "wer", "ist", "ein", "eine", "von", "mit", "im", "über", "bei", "zu",
-}))
+QUESTION_STOP_WORDS = tuple(
+    sorted(
+        set(STOP_WORDS)
+        | {
+            "about",
+            "after",
+            "all",
+            "also",
+            "any",
+            "before",
+            "both",
+            "could",
+            "did",
+            "does",
+            "each",
+            "every",
+            "get",
+            "give",
+            "here",
+            "just",
+            "list",
+            "many",
+            "may",
+            "me",
+            "might",
+            "more",
+            "much",
+            "must",
+            "my",
+            "need",
+            "needs",
+            "please",
+            "shall",
+            "should",
+            "show",
+            "some",
+            "tell",
+            "us",
+            "whose",
+            "within",
+            "over",
+            "under",
+            "above",
+            "below",
+            "less",
+            "one",
+            "there",
+            "am",
+            "done",
+            "per",
+            "via",
+            "regarding",
+            "find",
+            "explain",
+            "describe",
+            "summarise",
+            "summarize",
+            "say",
+            "says",
+            "said",
+            "mention",
+            "mentions",
+            "named",
+            "called",
+            "titled",
+            "page",
+            "pages",
+            "slide",
+            "slides",
+            "sheet",
+            "sheets",
+            "tab",
+            "tabs",
+            "happen",
+            "happens",
+            "happened",
+            "doit",
+            "wie",
+            "hoch",
+            "viele",
+            "le",
+            "la",
+            "les",
+            "de",
+            "du",
+            "des",
+            "et",
+            "pour",
+            "qui",
+            "que",
+            "quel",
+            "quelle",
+            "quels",
+            "quelles",
+            "est",
+            "un",
+            "une",
+            "au",
+            "aux",
+            "en",
+            "dans",
+            "sur",
+            "par",
+            "der",
+            "die",
+            "das",
+            "den",
+            "dem",
+            "und",
+            "für",
+            "wer",
+            "ist",
+            "ein",
+            "eine",
+            "von",
+            "mit",
+            "im",
+            "über",
+            "bei",
+            "zu",
+        }
+    )
+)
 
 WH = r"(?:who|whom|whose|what|when|where|which|why|how)"
 AUX = r"(?:is|are|was|were|do|does|did|can|could|should|must|may|will|would|has|have|had)"
 IMPERATIVE = r"(?:list|give|show|find|tell|name|explain|describe|summari[sz]e|identify|check|compare)"
-_SUBJECT = (r"(?:it|they|this|that|these|those|there|the|a|an|any|we|i|you|he|she|its|their|"
-            r"employees|vendors|suppliers|contractors|staff|managers)")
+_SUBJECT = (
+    r"(?:it|they|this|that|these|those|there|the|a|an|any|we|i|you|he|she|its|their|"
+    r"employees|vendors|suppliers|contractors|staff|managers)"
+)
 # where a new clause can start after "and", ";", "then", "?"
 CLAUSE_START = rf"(?:{WH}|{IMPERATIVE}|{AUX}\s+{_SUBJECT})\b"
 
-MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 _YEAR = r"(?:19|20)\d{2}"
 # a date expression (DX): a day, a month, a quarter, a half, a fiscal year or a year
 DX = (
@@ -44,14 +160,14 @@ DX = (
     rf"|{_YEAR})\b"
 )
 DX_PARTS = (
-    rf"(?i)^(?:(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})"
-    rf"|(?P<m1>[a-z]+)\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{{4}})"
-    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m2>[a-z]+)\.?,?\s+(?P<y2>\d{{4}})"
-    rf"|q(?P<q1>[1-4])\s*(?:of\s+)?(?:fy\s?)?'?(?P<qy1>\d{{4}})|(?P<qy2>\d{{4}})\s*q(?P<q2>[1-4])"
-    rf"|h(?P<h>[12])\s*(?P<hy>\d{{4}})"
-    rf"|fy\s?'?(?P<fy>\d{{4}}|\d{{2}})"
-    rf"|(?P<m3>[a-z]+)\.?\s+(?P<y3>\d{{4}})"
-    rf"|(?P<y4>\d{{4}}))$"
+    r"(?i)^(?:(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})"
+    r"|(?P<m1>[a-z]+)\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})"
+    r"|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?P<m2>[a-z]+)\.?,?\s+(?P<y2>\d{4})"
+    r"|q(?P<q1>[1-4])\s*(?:of\s+)?(?:fy\s?)?'?(?P<qy1>\d{4})|(?P<qy2>\d{4})\s*q(?P<q2>[1-4])"
+    r"|h(?P<h>[12])\s*(?P<hy>\d{4})"
+    r"|fy\s?'?(?P<fy>\d{4}|\d{2})"
+    r"|(?P<m3>[a-z]+)\.?\s+(?P<y3>\d{4})"
+    r"|(?P<y4>\d{4}))$"
 )
 MONTH_NUMBER = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
 # scope operators: a range, an open start, an open end, or the period itself
@@ -79,33 +195,70 @@ METRIC_CUE = (
 # intents: (intent, cue, veto). A question asks about an intent when a cue of it matches and its veto does not.
 _MONEY_WORDS = r"(?:\d[\d,.]*\s?(?:k|m|million|thousand)?\s?(?:eur|euros?|usd|dollars?|gbp|chf))"
 INTENT_CUES: tuple[tuple[str, str, str | None], ...] = (
-    ("approval_lookup", r"(?i)\bapprov\w*|\bsign(?:s|ed)?[- ]off\b|\bauthori[sz]\w*|\bapprob\w*|\bapprouv\w*|\bgenehmig\w*|\bfreigabe\b|\bfreigeb\w*", None),
+    (
+        "approval_lookup",
+        r"(?i)\bapprov\w*|\bsign(?:s|ed)?[- ]off\b|\bauthori[sz]\w*|\bapprob\w*|\bapprouv\w*|\bgenehmig\w*|\bfreigabe\b|\bfreigeb\w*",
+        None,
+    ),
     ("threshold_lookup", MONEY, None),
-    ("threshold_lookup", rf"(?i)\bthresholds?\b|\blimits?\b|\bcaps?\b|\bceilings?\b|\bmaximum\b|\bminimum\b|\bup to\b|\bper diem\b|\ballowance\b|"
-                         rf"\bseuils?\b|\bplafonds?\b|\bschwellenwert\w*|\bwertgrenze\w*|\bobergrenze\w*|\b(?:over|above|exceed\w*|more than|less than|under|below|über|plus de)\s+{_MONEY_WORDS}",
-     r"(?i)\btime limits?\b|\bspeed limits?\b"),
-    ("owner_lookup", r"(?i)\bowners?\b|\bowns\b|\bowned by\b|\bownership\b|\bresponsible for\b|\baccountable for\b|\bwho (?:is responsible|is accountable|maintains)\b|"
-                     r"\bpropriétaire\b|\bresponsable\b|\bverantwortlich\w*|\bzuständig\w*|\beigentümer\b", None),
-    ("effective_date_lookup", r"(?i)\beffective\b|\btakes? effect\b|\bcomes? into (?:force|effect)\b|\bin force\b|\bgo(?:es)?[- ]live\b|\bvalid from\b|"
-                              r"\ben vigueur\b|\bgültig\b|\bin kraft\b|\binkrafttreten\b|\bsince when\b", r"(?i)\bcost[- ]effective\b"),
-    ("applicability_check", r"(?i)\bappl(?:y|ies)(?:\s+\w+){0,2}\s+(?:to|in|for)\b|\bdoes\s+[^?]{0,60}\bapply\b|\bapplicable\b|\bapplicability\b|\bscope\b|\bcovered by\b|"
-                            r"\bwho is covered\b|\bsubject to\b|\bchamp d'application\b|\bs'applique\w*|\bgeltungsbereich\b|\banwendungsbereich\b|\bgilt\b|\bgelten\b", None),
-    ("exception_lookup", r"(?i)\bexceptions?\b|\bexcept\b|\bunless\b|\bprohibited\b|\bforbidden\b|\bnot (?:allowed|permitted)\b|\bexempt\w*|\bwaivers?\b|"
-                         r"\bexclu\w+|\boutside (?:the )?scope\b|\bdérogation\w*|\bausnahme\w*|\bverboten\b|\binterdit\w*", None),
-    ("rule_lookup", r"(?i)\bmust\b|\bshall\b|\brequired\b|\brequires?\b|\bmandatory\b|\ballowed\b|\bpermitted\b|\bobligat\w*|\bneed to\b|\bhave to\b|"
-                    r"\bcan (?:i|we|employees|staff|contractors|managers)\b|\bmay (?:i|we|employees|staff|contractors)\b|\brules?\b|"
-                    r"\bdoit\b|\bobligatoire\b|\bmuss\b|\bmüssen\b|\bpflicht\w*",
-     r"(?i)\b(?:who|whom|which\s+(?:team|role|person|manager|officer|approver))\s+(?:\w+\s+)?(?:must|shall|should|is required to|has to|needs to)\b"),
-    ("metric_lookup", METRIC_CUE,
-     r"(?i)^\W*(?:why|how come|what (?:drove|caused|explains)|explain|pourquoi|warum)\b"),
-    ("variance_explanation", r"(?i)\bvariances?\b|\b(?:why|how come)\b.*\b(?:above|below|over|under|ahead of|behind|miss(?:ed)?|exceed(?:ed)?|beat|short of|higher|lower|"
-                             r"increase[ds]?|decrease[ds]?|decline[ds]?|grew|fell|rose|drop(?:ped)?)\b|\bwhat (?:drove|caused|explains|explained)\b|\bdrivers? of\b|"
-                             r"\b(?:over|under)spend\w*|\bgap to (?:plan|forecast|budget)\b|\bécarts?\b|\babweichung\w*", None),
-    ("sla_lookup", r"(?i)\bhow (?:long|quickly|fast|soon)\b|\bwithin how many\b|\bhow many (?:business |working |calendar )?(?:minutes|hours|days|weeks)\b|"
-                   r"\bresponse time\b|\bresolution time\b|\bturnaround\b|\btime limit\b|\bdeadline\b|\bslas?\b|\bservice level\b|\bwithin \d+\b|"
-                   r"\bdélai\w*|\breaktionszeit\w*|\bfrist\w*|\bwie (?:lange|schnell)\b", None),
-    ("next_step_lookup", r"(?i)\bsteps?\s+\d+\b|\bnext step\b|\b(?:first|last|final|previous) step\b|\b(?:after|before) step\b|\bwhat happens (?:after|next|once|before)\b|"
-                         r"\bwhat comes (?:after|next)\b|\bsteps\b|\bprocedure for\b|\bhow do (?:i|we|you)\b|\bétapes?\b|\bschritt\w*", None),
+    (
+        "threshold_lookup",
+        rf"(?i)\bthresholds?\b|\blimits?\b|\bcaps?\b|\bceilings?\b|\bmaximum\b|\bminimum\b|\bup to\b|\bper diem\b|\ballowance\b|"
+        rf"\bseuils?\b|\bplafonds?\b|\bschwellenwert\w*|\bwertgrenze\w*|\bobergrenze\w*|\b(?:over|above|exceed\w*|more than|less than|under|below|über|plus de)\s+{_MONEY_WORDS}",
+        r"(?i)\btime limits?\b|\bspeed limits?\b",
+    ),
+    (
+        "owner_lookup",
+        r"(?i)\bowners?\b|\bowns\b|\bowned by\b|\bownership\b|\bresponsible for\b|\baccountable for\b|\bwho (?:is responsible|is accountable|maintains)\b|"
+        r"\bpropriétaire\b|\bresponsable\b|\bverantwortlich\w*|\bzuständig\w*|\beigentümer\b",
+        None,
+    ),
+    (
+        "effective_date_lookup",
+        r"(?i)\beffective\b|\btakes? effect\b|\bcomes? into (?:force|effect)\b|\bin force\b|\bgo(?:es)?[- ]live\b|\bvalid from\b|"
+        r"\ben vigueur\b|\bgültig\b|\bin kraft\b|\binkrafttreten\b|\bsince when\b",
+        r"(?i)\bcost[- ]effective\b",
+    ),
+    (
+        "applicability_check",
+        r"(?i)\bappl(?:y|ies)(?:\s+\w+){0,2}\s+(?:to|in|for)\b|\bdoes\s+[^?]{0,60}\bapply\b|\bapplicable\b|\bapplicability\b|\bscope\b|\bcovered by\b|"
+        r"\bwho is covered\b|\bsubject to\b|\bchamp d'application\b|\bs'applique\w*|\bgeltungsbereich\b|\banwendungsbereich\b|\bgilt\b|\bgelten\b",
+        None,
+    ),
+    (
+        "exception_lookup",
+        r"(?i)\bexceptions?\b|\bexcept\b|\bunless\b|\bprohibited\b|\bforbidden\b|\bnot (?:allowed|permitted)\b|\bexempt\w*|\bwaivers?\b|"
+        r"\bexclu\w+|\boutside (?:the )?scope\b|\bdérogation\w*|\bausnahme\w*|\bverboten\b|\binterdit\w*",
+        None,
+    ),
+    (
+        "rule_lookup",
+        r"(?i)\bmust\b|\bshall\b|\brequired\b|\brequires?\b|\bmandatory\b|\ballowed\b|\bpermitted\b|\bobligat\w*|\bneed to\b|\bhave to\b|"
+        r"\bcan (?:i|we|employees|staff|contractors|managers)\b|\bmay (?:i|we|employees|staff|contractors)\b|\brules?\b|"
+        r"\bdoit\b|\bobligatoire\b|\bmuss\b|\bmüssen\b|\bpflicht\w*",
+        r"(?i)\b(?:who|whom|which\s+(?:team|role|person|manager|officer|approver))\s+(?:\w+\s+)?(?:must|shall|should|is required to|has to|needs to)\b",
+    ),
+    ("metric_lookup", METRIC_CUE, r"(?i)^\W*(?:why|how come|what (?:drove|caused|explains)|explain|pourquoi|warum)\b"),
+    (
+        "variance_explanation",
+        r"(?i)\bvariances?\b|\b(?:why|how come)\b.*\b(?:above|below|over|under|ahead of|behind|miss(?:ed)?|exceed(?:ed)?|beat|short of|higher|lower|"
+        r"increase[ds]?|decrease[ds]?|decline[ds]?|grew|fell|rose|drop(?:ped)?)\b|\bwhat (?:drove|caused|explains|explained)\b|\bdrivers? of\b|"
+        r"\b(?:over|under)spend\w*|\bgap to (?:plan|forecast|budget)\b|\bécarts?\b|\babweichung\w*",
+        None,
+    ),
+    (
+        "sla_lookup",
+        r"(?i)\bhow (?:long|quickly|fast|soon)\b|\bwithin how many\b|\bhow many (?:business |working |calendar )?(?:minutes|hours|days|weeks)\b|"
+        r"\bresponse time\b|\bresolution time\b|\bturnaround\b|\btime limit\b|\bdeadline\b|\bslas?\b|\bservice level\b|\bwithin \d+\b|"
+        r"\bdélai\w*|\breaktionszeit\w*|\bfrist\w*|\bwie (?:lange|schnell)\b",
+        None,
+    ),
+    (
+        "next_step_lookup",
+        r"(?i)\bsteps?\s+\d+\b|\bnext step\b|\b(?:first|last|final|previous) step\b|\b(?:after|before) step\b|\bwhat happens (?:after|next|once|before)\b|"
+        r"\bwhat comes (?:after|next)\b|\bsteps\b|\bprocedure for\b|\bhow do (?:i|we|you)\b|\bétapes?\b|\bschritt\w*",
+        None,
+    ),
     ("escalation_lookup", r"(?i)\bescalat\w*|\beskal\w*|\bescalade\b", None),
 )
 
@@ -113,18 +266,33 @@ INTENT_CUES: tuple[tuple[str, str, str | None], ...] = (
 # answer shapes, first match wins (the rest: single)
 SHAPE_RULES: tuple[tuple[str, str], ...] = (
     ("nested_json", r"(?i)\bjson\b|\bnested\b|\bas an? (?:object|dictionary|dict)\b"),
-    ("tree", r"(?i)\bhierarch\w*|\bbreak ?down\b|\bbreakdown\b|\bstructure\b|\borgani[sz]ation(?:al)? chart\b|\borg chart\b|\btree\b|\barborescence\b|\bgliederung\b"),
-    ("table", r"(?i)\b(?:a|as a|in a|into a) table\b|\btable of\b|\btabular\b|\bcompare\b|\bcomparison\b|\bfor (?:each|every)\b|"
-              r"\bper (?:region|country|quarter|month|year|department|team|category|level|tier|severity|metric)\b|\bside by side\b|\bmatrix of\b"),
-    ("listing", r"(?i)^\W*(?:list|enumerate|name all|name the|give me all|show all|show me all)\b|\blist (?:all|every|the)\b|"
-                r"\bwhich\b[^?]*?\b(?:are|were|have|need|require)\b|\bwhat are\b|\bwho are\b|\ball (?:the )?\w+ (?:that|which|who)\b|"
-                r"\bwhat (?:steps|exceptions|documents|metrics|regions|countries|vendors|suppliers|categories|levels)\b|\bquel(?:le)?s sont\b|\bwelche\b"),
+    (
+        "tree",
+        r"(?i)\bhierarch\w*|\bbreak ?down\b|\bbreakdown\b|\bstructure\b|\borgani[sz]ation(?:al)? chart\b|\borg chart\b|\btree\b|\barborescence\b|\bgliederung\b",
+    ),
+    (
+        "table",
+        r"(?i)\b(?:a|as a|in a|into a) table\b|\btable of\b|\btabular\b|\bcompare\b|\bcomparison\b|\bfor (?:each|every)\b|"
+        r"\bper (?:region|country|quarter|month|year|department|team|category|level|tier|severity|metric)\b|\bside by side\b|\bmatrix of\b",
+    ),
+    (
+        "listing",
+        r"(?i)^\W*(?:list|enumerate|name all|name the|give me all|show all|show me all)\b|\blist (?:all|every|the)\b|"
+        r"\bwhich\b[^?]*?\b(?:are|were|have|need|require)\b|\bwhat are\b|\bwho are\b|\ball (?:the )?\w+ (?:that|which|who)\b|"
+        r"\bwhat (?:steps|exceptions|documents|metrics|regions|countries|vendors|suppliers|categories|levels)\b|\bquel(?:le)?s sont\b|\bwelche\b",
+    ),
 )
 
 # where in a document to look, first match wins
 LAYOUT_RULES: tuple[tuple[str, str], ...] = (
-    ("table", r"(?i)\b(?:in|from|on|inside|within|under) (?:the|this|that|a) (?:[\w'-]+ ){0,3}tables?\b|\btable \d+\b|\bcolumns?\b|\brows?\b|\bcells?\b|\bspreadsheet\b"),
-    ("image", r"(?i)\bfigures?\b|\bfig\.|\bcharts?\b|\bgraphs?\b|\bimages?\b|\bdiagrams?\b|\bpictures?\b|\bphotos?\b|\bscreenshots?\b|\billustrations?\b|\blogos?\b|\binfographics?\b"),
+    (
+        "table",
+        r"(?i)\b(?:in|from|on|inside|within|under) (?:the|this|that|a) (?:[\w'-]+ ){0,3}tables?\b|\btable \d+\b|\bcolumns?\b|\brows?\b|\bcells?\b|\bspreadsheet\b",
+    ),
+    (
+        "image",
+        r"(?i)\bfigures?\b|\bfig\.|\bcharts?\b|\bgraphs?\b|\bimages?\b|\bdiagrams?\b|\bpictures?\b|\bphotos?\b|\bscreenshots?\b|\billustrations?\b|\blogos?\b|\binfographics?\b",
+    ),
     ("header", r"(?i)\bheaders?\b|\bfooters?\b|\btitle\b|\btitle page\b|\bcover page\b|\bheadings?\b|\bletterhead\b|\brunning head\b"),
     ("text", r"(?i)\bparagraphs?\b|\bbody text\b|\bin the text\b|\bfootnotes?\b|\bwording\b|\bsentences?\b|\bprose\b|\bnarrative\b"),
 )
@@ -132,10 +300,16 @@ LAYOUT_RULES: tuple[tuple[str, str], ...] = (
 # table-of-contents hints, first match wins: group 1 is the section number or name
 TOC_PATTERNS: tuple[tuple[str, str], ...] = (
     # the number must stand apart from the word ("Party" is not "Part y")
-    ("number", r"(?i)(?:\b(?:sections?|sect\.|clauses?|articles?|chapters?|parts?|appendix|annex|schedule)\s+|§\s*)((?:[A-Z]?\d+(?:[.-]\d+)*[a-z]?|[A-Z]|[IVX]+))\b"),
+    (
+        "number",
+        r"(?i)(?:\b(?:sections?|sect\.|clauses?|articles?|chapters?|parts?|appendix|annex|schedule)\s+|§\s*)((?:[A-Z]?\d+(?:[.-]\d+)*[a-z]?|[A-Z]|[IVX]+))\b",
+    ),
     ("quoted", r"(?i)\b(?:section|chapter|heading|part)\s+(?:titled|called|named)?\s*[\"']([^\"']{1,80})[\"']"),
     ("quoted_before", r"[\"']([^\"']{1,80})[\"']\s+(?i:section|chapter|heading)\b"),
-    ("capitalised", r"(?i:\b(?:in|under|from|of|see|per)\s+the\s+)([A-Z][\w&/-]*(?:\s+(?:[A-Z][\w&/-]*|and|of|&)){0,5})\s+(?i:section|chapter|heading)\b"),
+    (
+        "capitalised",
+        r"(?i:\b(?:in|under|from|of|see|per)\s+the\s+)([A-Z][\w&/-]*(?:\s+(?:[A-Z][\w&/-]*|and|of|&)){0,5})\s+(?i:section|chapter|heading)\b",
+    ),
     ("named", r"(?i)\bthe\s+([a-z][\w&/-]*(?:\s+[\w&/-]+){0,3}?)\s+(?:section|chapter)\b"),
     ("under_heading", r"(?i)\bunder\s+(?:the\s+)?heading\s+[\"']?([A-Z][^\"'?,;]{1,60}?)[\"']?(?:[?,;.]|$)"),
 )
@@ -152,11 +326,11 @@ SHEET_NAMES: tuple[str, ...] = (
 
 # anchors: codes the retriever can match literally. One alternation, leftmost-first, so a code wins over the number inside it.
 ANCHOR_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("article", r"\b[A-Z]\d{2,4}(?:-\d+)+\b"),                   # L131-1
-    ("control", r"\b[A-Z]{2}\.[A-Z]{2}(?:-\d+)?\b"),             # ID.AM, PR.AC-1
-    ("code", r"\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]+)+\b"),          # ISO-9001, RC-2024, POL-PRC-004
-    ("code_number", r"\b[A-Z]{2,}\d{2,}\b"),                      # FY2026, ISO9001
-    ("acronym", r"\b[A-Z]{3,}s?\b"),                              # EMEA, EBITDA, SLAs
+    ("article", r"\b[A-Z]\d{2,4}(?:-\d+)+\b"),  # L131-1
+    ("control", r"\b[A-Z]{2}\.[A-Z]{2}(?:-\d+)?\b"),  # ID.AM, PR.AC-1
+    ("code", r"\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]+)+\b"),  # ISO-9001, RC-2024, POL-PRC-004
+    ("code_number", r"\b[A-Z]{2,}\d{2,}\b"),  # FY2026, ISO9001
+    ("acronym", r"\b[A-Z]{3,}s?\b"),  # EMEA, EBITDA, SLAs
     ("number", r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d{4,}\b"),  # 25,000, 2024
 )
 ANCHOR = "|".join(f"(?:{p})" for _, p in ANCHOR_PATTERNS)
@@ -164,14 +338,25 @@ CODE_ANCHOR = r"^(?:[A-Z]\d|[A-Z]{2}\.[A-Z]{2}|[A-Z]{2,}[A-Z0-9]*-)"  # an artic
 
 # capitalised multi-word names that contain "and" and must not be split as coordination
 FIXED_PHRASES: tuple[tuple[str, str], ...] = (
-    ("travel", "expenses?"), ("planning", "analysis"), ("terms", "conditions"), ("profit", "loss"),
-    ("research", "development"), ("mergers", "acquisitions"), ("general", "administrative"),
-    ("health", "safety"), ("scope", "applicability"), ("ownership", "effective date"),
-    ("roles", "responsibilities"), ("depreciation", "amorti[sz]ation"), ("middle east", "africa"),
-    ("sales", "marketing"), ("accounts payable", "receivable"), ("legal", "compliance"),
+    ("travel", "expenses?"),
+    ("planning", "analysis"),
+    ("terms", "conditions"),
+    ("profit", "loss"),
+    ("research", "development"),
+    ("mergers", "acquisitions"),
+    ("general", "administrative"),
+    ("health", "safety"),
+    ("scope", "applicability"),
+    ("ownership", "effective date"),
+    ("roles", "responsibilities"),
+    ("depreciation", "amorti[sz]ation"),
+    ("middle east", "africa"),
+    ("sales", "marketing"),
+    ("accounts payable", "receivable"),
+    ("legal", "compliance"),
 )
-AND_MARK = "\x1e"   # a masked "and" (restored in the output)
-CUT_MARK = "\x1f"   # a clause boundary
+AND_MARK = "\x1e"  # a masked "and" (restored in the output)
+CUT_MARK = "\x1f"  # a clause boundary
 _CONJ = r"(?:if|when|whenever|unless|in case|provided that|assuming|in the event that)"
 COMPOUND = r"(?i)\band\b|;|\bthen\b|\bif\b|\bunless\b|\bwhen(?:ever)?\b|\bcompare\b|\bboth\b|\bas well as\b|\bor\b|\bprovided that\b|\bin case\b|\bassuming\b"
 CONDITION_LEADING = rf"(?i)^\s*({_CONJ})\s+((?:[^,?]|,\d{{3}})+?)\s*,\s+(?:then\s+)?(.+)$"
@@ -185,7 +370,10 @@ BACK_REFERENCE = (
 THEN = r"(?i)\bthen\b|\bafter that\b|\bafterwards\b"
 _CONJUNCT = r"(?:[^,?;]|,\d{3})+?"
 UNIFIED_RULES: tuple[tuple[str, str], ...] = (
-    ("preposition", rf"(?i)^(.*\b(?:for|of|in|on|to|about|across|under|by|from|at|with|regarding)\s+)({_CONJUNCT}(?:\s*,\s*{_CONJUNCT})*)\s*,?\s+(?:and|or|as well as)\s+(?:(?:for|of|in|on|to|at|from|with)\s+)?({_CONJUNCT})\s*([?.!]*)\s*$"),
+    (
+        "preposition",
+        rf"(?i)^(.*\b(?:for|of|in|on|to|about|across|under|by|from|at|with|regarding)\s+)({_CONJUNCT}(?:\s*,\s*{_CONJUNCT})*)\s*,?\s+(?:and|or|as well as)\s+(?:(?:for|of|in|on|to|at|from|with)\s+)?({_CONJUNCT})\s*([?.!]*)\s*$",
+    ),
     ("both", rf"(?i)^(.*?)\bboth\s+({_CONJUNCT})\s+and\s+({_CONJUNCT})\s*([?.!]*)\s*$"),
     ("short", rf"(?i)^((?:{WH}|{AUX}|{IMPERATIVE})\b.*\s)(\S+(?:\s\S+)?)\s+(?:and|or)\s+(\S+?(?:\s\S+?)?)\s*([?.!]*)\s*$"),
 )
@@ -193,29 +381,44 @@ MAX_CONJUNCT_WORDS = 5
 
 # vague questions: (kind, pattern, when it counts, reason, clarification); "{m}" is the matched text
 DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
-    ("conversation",
-     r"(?i)\b(?:the|that) (?:previous|other|same|last) one\b|\bsame as (?:before|last time)\b|\blike (?:before|last time)\b|"
-     r"\bas (?:discussed|mentioned) (?:before|earlier)\b",
-     "always", "'{m}' refers to an earlier exchange the parser cannot see",
-     "Which document, topic or value do you mean by '{m}'?"),
-    ("follow_up",
-     r"(?i)^\W*(?:and\s+)?(?:what|how) about\b",
-     "always", "'{m}' follows up an earlier exchange the parser cannot see",
-     "Please ask the whole question: which document, topic or value do you mean?"),
-    ("relative_time",
-     r"(?i)\b(?:last|this|next|previous|prior|current) (?:fiscal year|year|quarter|month|week)\b|\byesterday\b|\brecently\b|\byear to date\b|\bytd\b",
-     "no_date", "relative period '{m}' cannot be resolved to dates",
-     "Which period do you mean by '{m}' (for example Q2 2025 or the year 2024)?"),
-    ("definite",
-     r"(?i)\b(?:the|that|this|those|these)\s+(?:(?:new|latest|current|old|previous|last|same|other|updated|revised)\s+)?"
-     r"(?:cap|caps|limit|limits|threshold|thresholds|version|rule|rules|policy|document|file|numbers|figures|deadline|report|"
-     r"change|changes|update|procedure|process|form|contract|agreement|matrix|guidelines|standard)\b",
-     "no_topic", "'{m}' has no antecedent: the question names no document or topic",
-     "Which document or topic does '{m}' refer to (for example a policy, a procedure, a metric or a region)?"),
-    ("pronoun",
-     r"(?i)\b(?:it|its|they|them|their|he|she|him|his|her)\b",
-     "no_topic_not_sequential", "pronoun '{m}' has no antecedent: the question names no document or topic",
-     "What does '{m}' refer to? Please name the document, topic or value."),
+    (
+        "conversation",
+        r"(?i)\b(?:the|that) (?:previous|other|same|last) one\b|\bsame as (?:before|last time)\b|\blike (?:before|last time)\b|"
+        r"\bas (?:discussed|mentioned) (?:before|earlier)\b",
+        "always",
+        "'{m}' refers to an earlier exchange the parser cannot see",
+        "Which document, topic or value do you mean by '{m}'?",
+    ),
+    (
+        "follow_up",
+        r"(?i)^\W*(?:and\s+)?(?:what|how) about\b",
+        "always",
+        "'{m}' follows up an earlier exchange the parser cannot see",
+        "Please ask the whole question: which document, topic or value do you mean?",
+    ),
+    (
+        "relative_time",
+        r"(?i)\b(?:last|this|next|previous|prior|current) (?:fiscal year|year|quarter|month|week)\b|\byesterday\b|\brecently\b|\byear to date\b|\bytd\b",
+        "no_date",
+        "relative period '{m}' cannot be resolved to dates",
+        "Which period do you mean by '{m}' (for example Q2 2025 or the year 2024)?",
+    ),
+    (
+        "definite",
+        r"(?i)\b(?:the|that|this|those|these)\s+(?:(?:new|latest|current|old|previous|last|same|other|updated|revised)\s+)?"
+        r"(?:cap|caps|limit|limits|threshold|thresholds|version|rule|rules|policy|document|file|numbers|figures|deadline|report|"
+        r"change|changes|update|procedure|process|form|contract|agreement|matrix|guidelines|standard)\b",
+        "no_topic",
+        "'{m}' has no antecedent: the question names no document or topic",
+        "Which document or topic does '{m}' refer to (for example a policy, a procedure, a metric or a region)?",
+    ),
+    (
+        "pronoun",
+        r"(?i)\b(?:it|its|they|them|their|he|she|him|his|her)\b",
+        "no_topic_not_sequential",
+        "pronoun '{m}' has no antecedent: the question names no document or topic",
+        "What does '{m}' refer to? Please name the document, topic or value.",
+    ),
 )
 # "the rules for gifts", "the limit of the card": a qualified definite has its antecedent in the question
 QUALIFIED = (
@@ -229,10 +432,34 @@ NAMED_DOCUMENT = r"\b[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|and|&))*\s+(?:Policy|Proc
 _CAPS = r"[A-Z][\w&.'-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w&.'-]*){0,4}"
 PARTIES_BETWEEN = rf"\b(?i:between)\s+(?:the\s+)?({_CAPS})\s+(?:and|&)\s+(?:the\s+)?({_CAPS})"
 PARTY_ROLES = (
-    "Service Provider", "Disclosing Party", "Receiving Party", "Supplier", "Customer", "Licensee", "Licensor", "Vendor",
-    "Buyer", "Seller", "Contractor", "Client", "Landlord", "Tenant", "Provider", "Purchaser", "Distributor", "Recipient",
-    "Consultant", "Franchisee", "Franchisor", "Lender", "Borrower", "Employer", "Subcontractor",
+    "Service Provider",
+    "Disclosing Party",
+    "Receiving Party",
+    "Supplier",
+    "Customer",
+    "Licensee",
+    "Licensor",
+    "Vendor",
+    "Buyer",
+    "Seller",
+    "Contractor",
+    "Client",
+    "Landlord",
+    "Tenant",
+    "Provider",
+    "Purchaser",
+    "Distributor",
+    "Recipient",
+    "Consultant",
+    "Franchisee",
+    "Franchisor",
+    "Lender",
+    "Borrower",
+    "Employer",
+    "Subcontractor",
 )
 PARTY_DEFINED = rf"\b[Tt]he\s+(?:{'|'.join(PARTY_ROLES)})(?:\s+[a-z][\w'-]*|[^\w\s]|$)"
-PARTY_ORG = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,3}\s+(?:Inc|Ltd|LLC|GmbH|SA|SAS|SARL|AG|plc|PLC|Corp|Corporation|Limited|Co|BV|NV|SE)\b\.?"
+PARTY_ORG = (
+    r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,3}\s+(?:Inc|Ltd|LLC|GmbH|SA|SAS|SARL|AG|plc|PLC|Corp|Corporation|Limited|Co|BV|NV|SE)\b\.?"
+)
 PARTY_LEAD = r"^(?:(?:Does|Do|Did|Is|Are|Was|Were|What|Who|Which|When|Where|How|Why|Can|May|Must|Should|Under|For|With|Between|And|Or|The|If|In|On|At|By|From|To|Has|Have|Will)\s+)+"

@@ -4,6 +4,7 @@
 fingerprint is what makes every later artifact content-addressed. `choose_corpus` picks a folder
 when the user names none. `inventory` joins discovery with load results and adds domain hints.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,8 +48,13 @@ def walk(root: Path, p: CorpusParams) -> list[Path]:
     return found
 
 
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder"}
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+}
 
 
 def discover(root: str | Path, p: CorpusParams) -> pl.DataFrame:
@@ -120,7 +126,8 @@ def domain_hints(pages: pl.LazyFrame, p: CorpusParams) -> pl.LazyFrame:
     ]
     doms = sorted(p.domain_hints)
     return (
-        pages.group_by("doc_id").agg(hits)
+        pages.group_by("doc_id")
+        .agg(hits)
         .unpivot(index="doc_id", on=doms, variable_name="domain", value_name="hits")
         .filter(pl.col("hits") >= p.domain_hint_min_hits)
         .sort(["doc_id", "hits", "domain"], descending=[False, True, False])
@@ -131,6 +138,7 @@ def domain_hints(pages: pl.LazyFrame, p: CorpusParams) -> pl.LazyFrame:
 
 def _re_escape(s: str) -> str:
     import re
+
     return re.escape(s)
 
 

@@ -4,6 +4,7 @@ Each discovered file goes through its format's loader (see `loaders.py`) and com
 of canonical text plus a status and a one-line reason. The canonical document text is the
 pages joined by PAGE_SEP; every later offset is a code-point offset into it.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,15 +12,20 @@ from pathlib import Path
 
 import polars as pl
 
-from .loaders import FORMATS, Loaded, load_file
 from ..params import CorpusParams
 from ..schemas import PAGES
+from .loaders import FORMATS, Loaded, load_file
 
 PAGE_SEP = "\n\n"
 
 LOADED = {
-    "path": pl.String, "loader": pl.String, "load_status": pl.String, "error": pl.String,
-    "n_pages": pl.Int64, "n_chars": pl.Int64, "duplicate_of": pl.String,
+    "path": pl.String,
+    "loader": pl.String,
+    "load_status": pl.String,
+    "error": pl.String,
+    "n_pages": pl.Int64,
+    "n_chars": pl.Int64,
+    "duplicate_of": pl.String,
 }
 
 
@@ -64,8 +70,13 @@ def plan_loads(files: pl.DataFrame, p: CorpusParams) -> tuple[pl.DataFrame, list
 
 
 LOADED_DOC = {
-    "doc_id": pl.String, "path": pl.String, "loader": pl.String, "load_status": pl.String, "error": pl.String,
-    "n_pages": pl.Int64, "n_chars": pl.Int64,
+    "doc_id": pl.String,
+    "path": pl.String,
+    "loader": pl.String,
+    "load_status": pl.String,
+    "error": pl.String,
+    "n_pages": pl.Int64,
+    "n_chars": pl.Int64,
     "pages": pl.List(pl.Struct({"page": pl.Int64, "char_start": pl.Int64, "text": pl.String})),
 }
 
@@ -84,8 +95,18 @@ def loaded_docs(jobs: list[tuple[str, str, str]], results: list[Loaded]) -> pl.D
                 pages.append({"page": page, "char_start": pos, "text": text})
                 pos += len(text)
             n_chars = pos
-        rows.append({"doc_id": did, "path": path, "loader": FORMATS[ext].loader, "load_status": res.status,
-                     "error": res.reason or None, "n_pages": res.n_pages, "n_chars": n_chars, "pages": pages})
+        rows.append(
+            {
+                "doc_id": did,
+                "path": path,
+                "loader": FORMATS[ext].loader,
+                "load_status": res.status,
+                "error": res.reason or None,
+                "n_pages": res.n_pages,
+                "n_chars": n_chars,
+                "pages": pages,
+            }
+        )
     return pl.DataFrame(rows, schema=LOADED_DOC) if rows else pl.DataFrame(schema=LOADED_DOC)
 
 
@@ -121,6 +142,8 @@ def split_loaded(docs: pl.DataFrame, status_rows: list[dict]) -> tuple[pl.DataFr
 
 def document_text(pages: pl.LazyFrame) -> pl.LazyFrame:
     """The canonical text of each document: its pages joined by PAGE_SEP."""
-    return pages.sort(["doc_id", "char_start"]).group_by("doc_id", maintain_order=True).agg(
-        pl.col("text").str.join(PAGE_SEP).alias("doc_text")
+    return (
+        pages.sort(["doc_id", "char_start"])
+        .group_by("doc_id", maintain_order=True)
+        .agg(pl.col("text").str.join(PAGE_SEP).alias("doc_text"))
     )

@@ -10,6 +10,7 @@ unit whose exact token count crosses `max_tokens`. Nothing is handed the gold sp
 - `source_order`: the document's fragments read from the top.
 - `heading_tree`: sections visited best-first by keyword overlap with their heading path,
   each section's own fragments read in order, unsectioned fragments last."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -23,8 +24,12 @@ from .chunks import CHUNK, chunk_batches
 from .loading import gold_queries, load_in_order
 
 
-def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame | None,
-                p: EvalParams = EvalParams(), chunked: Iterable[pl.DataFrame] | None = None) -> pl.DataFrame:
+def bm25_chunks(
+    gold: pl.DataFrame | pl.LazyFrame,
+    docs: pl.DataFrame | pl.LazyFrame | None,
+    p: EvalParams = EvalParams(),
+    chunked: Iterable[pl.DataFrame] | None = None,
+) -> pl.DataFrame:
     """Fixed `chunk_tokens` chunks of the question's document, best BM25 first (ties: chunk order).
 
     IDF is computed over all chunks of all documents in `docs`. Each chunk is one node examined:
@@ -35,12 +40,15 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
     """
     q = gold_queries(gold).collect()
     if chunked is None:
-        batches = [as_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()] if isinstance(docs, (pl.DataFrame, pl.LazyFrame)) else docs
+        batches = (
+            [as_lazy(docs).select("doc_id", "doc_text").sort("doc_id").collect()]
+            if isinstance(docs, (pl.DataFrame, pl.LazyFrame))
+            else docs
+        )
         chunked = (c for d in batches for c in chunk_batches(d, p))
     scores, ch = bm25_batched(q, at_least_one(chunked, CHUNK), p)
     ordered = (
-        scores
-        .join(ch.lazy(), on=["doc_id", "chunk"])
+        scores.join(ch.lazy(), on=["doc_id", "chunk"])
         .with_columns(pl.lit(None, dtype=pl.String).alias("fragment_id"), pl.lit(1, dtype=pl.Int64).alias("path_length"))
         .sort(["query_id", "score", "chunk"], descending=[False, True, False])
     )
@@ -52,16 +60,19 @@ def bm25_chunks(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyF
 
 def _content(fragments: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """Loadable fragments: everything but section headings."""
-    return as_lazy(fragments).filter(pl.col("kind") != "section").select(
-        "doc_id", "fragment_id", "parent_id", "heading_path", "char_start", "char_end", "text", "n_tokens"
+    return (
+        as_lazy(fragments)
+        .filter(pl.col("kind") != "section")
+        .select("doc_id", "fragment_id", "parent_id", "heading_path", "char_start", "char_end", "text", "n_tokens")
     )
 
 
-def source_order(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame,
-                 p: EvalParams = EvalParams()) -> pl.DataFrame:
+def source_order(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
     """The document's non-section fragments from the top: nodes_visited = rank, path_length = 1."""
     ordered = (
-        gold_queries(gold).select("query_id", "doc_id").join(_content(fragments), on="doc_id")
+        gold_queries(gold)
+        .select("query_id", "doc_id")
+        .join(_content(fragments), on="doc_id")
         .with_columns(pl.lit(1, dtype=pl.Int64).alias("path_length"))
         .sort(["query_id", "char_start", "char_end", "fragment_id"])
     )
@@ -77,13 +88,19 @@ def section_visits(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | 
     """
     title = pl.col("text").str.replace(r"^#{1,6}\s+", "")
     secs = (
-        as_lazy(fragments).filter(pl.col("kind") == "section")
+        as_lazy(fragments)
+        .filter(pl.col("kind") == "section")
         .with_columns(pl.concat_list([pl.col("heading_path"), title]).list.join(" ").alias("_heading"))
-        .select("doc_id", pl.col("fragment_id").alias("section_id"), pl.col("char_start").alias("sec_start"),
-                terms_expr("_heading").list.unique().alias("_sterms"))
+        .select(
+            "doc_id",
+            pl.col("fragment_id").alias("section_id"),
+            pl.col("char_start").alias("sec_start"),
+            terms_expr("_heading").list.unique().alias("_sterms"),
+        )
     )
     return (
-        gold_queries(gold).with_columns(terms_expr("question").list.unique().alias("_qterms"))
+        gold_queries(gold)
+        .with_columns(terms_expr("question").list.unique().alias("_qterms"))
         .join(secs, on="doc_id")
         .with_columns(pl.col("_qterms").list.set_intersection(pl.col("_sterms")).list.len().cast(pl.Int64).alias("score"))
         .sort(["query_id", "score", "sec_start", "section_id"], descending=[False, True, False, False])
@@ -95,8 +112,7 @@ def section_visits(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | 
     )
 
 
-def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame,
-                 p: EvalParams = EvalParams()) -> pl.DataFrame:
+def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()) -> pl.DataFrame:
     """Navigate the heading hierarchy: best-matching section first, its own fragments in order.
 
     Sections are visited in `section_visits` order; visiting one examines its heading (one
@@ -122,9 +138,13 @@ def heading_tree(gold: pl.DataFrame | pl.LazyFrame, fragments: pl.DataFrame | pl
     return load_in_order(ordered, "heading_tree", headings_seen + pl.col("rank"), p)
 
 
-def run_baselines(gold: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame | None,
-                  fragments: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams(),
-                  chunked: Iterable[pl.DataFrame] | None = None) -> pl.DataFrame:
+def run_baselines(
+    gold: pl.DataFrame | pl.LazyFrame,
+    docs: pl.DataFrame | pl.LazyFrame | None,
+    fragments: pl.DataFrame | pl.LazyFrame,
+    p: EvalParams = EvalParams(),
+    chunked: Iterable[pl.DataFrame] | None = None,
+) -> pl.DataFrame:
     """All three baselines on the same questions, one retrievals frame (strategy, query, rank order).
     `docs` or `chunked` as `bm25_chunks` takes them."""
     # only the questions' documents are navigated: a filter the scan of a stored table applies as it reads

@@ -6,6 +6,7 @@ strategy can score a corpus of any size while keeping only the questions' own do
 Written here rather than taken from a package: the strategies score question terms against
 Polars frames of units, and the counts must be exact across batches.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -17,11 +18,70 @@ from ..params import EvalParams
 # Function words that carry no topic; kept small on purpose (no domain words: "shall",
 # "party" and "agreement" are down-weighted by IDF, not removed by fiat).
 STOP_WORDS = (
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "for",
-    "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it",
-    "its", "no", "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "to", "was", "we", "were", "what",
-    "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "but",
+    "by",
+    "can",
+    "do",
+    "does",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "he",
+    "her",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "no",
+    "not",
+    "of",
+    "on",
+    "or",
+    "our",
+    "she",
+    "so",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
 )
 
 BM25_SLICE = 100_000  # units read per step when counting terms: bounded memory whatever the corpus size
@@ -39,7 +99,10 @@ def stem_expr(e: pl.Expr) -> pl.Expr:
 def terms_expr(col: str) -> pl.Expr:
     """Lower-case runs of letters and digits, minus STOP_WORDS, stemmed (a list column, in text order)."""
     return (
-        pl.col(col).fill_null("").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+")
+        pl.col(col)
+        .fill_null("")
+        .str.to_lowercase()
+        .str.extract_all(r"[\p{L}\p{N}]+")
         .list.eval(stem_expr(pl.element().filter(~pl.element().is_in(list(STOP_WORDS)))))
     )
 
@@ -59,7 +122,9 @@ def term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame
         words = (
             units.slice(off, BM25_SLICE)
             .select("_u", pl.col("text").fill_null("").str.to_lowercase().str.extract_all(WORDS).alias("w"))
-            .explode("w").drop_nulls("w").filter(~pl.col("w").is_in(stop))
+            .explode("w")
+            .drop_nulls("w")
+            .filter(~pl.col("w").is_in(stop))
         )
         dls.append(words.group_by("_u").agg(pl.len().cast(pl.Int64).alias("dl")))
         stems = words.select("w").unique().with_columns(stem_expr(pl.col("w")).alias("term")).join(wanted, on="term", how="semi")
@@ -71,8 +136,11 @@ def term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame
 def query_terms(queries: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """(query_id, doc_id, term): each query's distinct terms."""
     return (
-        as_lazy(queries).select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
-        .explode("term").drop_nulls("term").collect()
+        as_lazy(queries)
+        .select("query_id", "doc_id", terms_expr("question").list.unique().alias("term"))
+        .explode("term")
+        .drop_nulls("term")
+        .collect()
     )
 
 
@@ -132,25 +200,35 @@ class Bm25Counts:
         """(scores: query_id, doc_id, chunk, score for every unit of a query's document; the kept units)."""
         keys, dl, tf = pl.concat(self.keys), pl.concat(self.dl), pl.concat(self.tf)
         # the lengths are integers, so this is the mean of all of them, whatever the batching
-        stats = pl.DataFrame({"_n": [float(self.n)], "_avgdl": [self.total / self.n if self.n else None]},
-                             schema={"_n": pl.Float64, "_avgdl": pl.Float64})
+        stats = pl.DataFrame(
+            {"_n": [float(self.n)], "_avgdl": [self.total / self.n if self.n else None]}, schema={"_n": pl.Float64, "_avgdl": pl.Float64}
+        )
         idf = (
-            pl.concat(self.df).lazy().group_by("term").agg(pl.col("df").sum().cast(pl.Float64)).join(stats.lazy(), how="cross")
+            pl.concat(self.df)
+            .lazy()
+            .group_by("term")
+            .agg(pl.col("df").sum().cast(pl.Float64))
+            .join(stats.lazy(), how="cross")
             .select("term", (1 + (pl.col("_n") - pl.col("df") + 0.5) / (pl.col("df") + 0.5)).log().alias("idf"))
         )
         k1, b = p.bm25_k1, p.bm25_b
         norm = k1 * (1 - b + b * pl.col("dl") / pl.max_horizontal(pl.col("_avgdl"), pl.lit(1e-9)))
         part = pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + norm)
         parts = (
-            q_terms.lazy().join(tf.lazy().join(keys.lazy(), on="_u"), on=["doc_id", "term"]).join(idf, on="term")
+            q_terms.lazy()
+            .join(tf.lazy().join(keys.lazy(), on="_u"), on=["doc_id", "term"])
+            .join(idf, on="term")
             .join(dl.lazy(), on="_u")
-            .join(stats.lazy(), how="cross").with_columns(part.alias("_part"))
+            .join(stats.lazy(), how="cross")
+            .with_columns(part.alias("_part"))
             .select("query_id", "chunk", "_part")
             .collect()
         )
         matched = exact_sums(parts, ["query_id", "chunk"], {"score": "_part"})
         scores = (
-            self.queries.lazy().select("query_id", "doc_id").join(keys.lazy().select("doc_id", "chunk"), on="doc_id")
+            self.queries.lazy()
+            .select("query_id", "doc_id")
+            .join(keys.lazy().select("doc_id", "chunk"), on="doc_id")
             .join(matched.lazy(), on=["query_id", "chunk"], how="left")
             .with_columns(pl.col("score").fill_null(0.0))
         )

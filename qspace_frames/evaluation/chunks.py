@@ -4,6 +4,7 @@ A document is encoded once, cut every `chunk_tokens` tokens at a character bound
 chunk's exact count is checked by re-encoding it; batches of about CHUNK_BATCH_CHARS characters
 are encoded at once, so token id lists stay small whatever the corpus size.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,11 +20,11 @@ from .metrics import prefix_chars
 
 CHUNK = {
     "doc_id": pl.String,
-    "chunk": pl.Int64,        # 0.. in document order
+    "chunk": pl.Int64,  # 0.. in document order
     "char_start": pl.Int64,
     "char_end": pl.Int64,
-    "text": pl.String,        # == doc_text[char_start:char_end]
-    "n_tokens": pl.Int64,     # exact token count of text, <= chunk_tokens
+    "text": pl.String,  # == doc_text[char_start:char_end]
+    "n_tokens": pl.Int64,  # exact token count of text, <= chunk_tokens
 }
 
 
@@ -37,7 +38,7 @@ def _window_bounds(text: str, ids: list[int], size: int, enc) -> tuple[list[int]
     data = text.encode("utf-8")
     bounds, at, byte_end, cut_prev, char_pos = [0], [0], 0, 0, 0
     for i in range(size, len(ids), size):
-        byte_end += len(enc.decode_bytes(ids[i - size:i]))
+        byte_end += len(enc.decode_bytes(ids[i - size : i]))
         cut = byte_end
         while cut > cut_prev and cut < len(data) and (data[cut] & 0xC0) == 0x80:  # a continuation byte
             cut -= 1
@@ -135,8 +136,10 @@ def _bounds_batch(texts: list[str], size: int, name: str) -> list[tuple[list[int
             ids = enc.encode_ordinary(text)
             bounds[k], at = _window_bounds(text, ids, size, enc)
             # counted from the whole-text encoding and the chunk edges; None: encoded below
-            counts[k] = [_edge_count(text, ids, a, b, i0, i1, enc) if name in EDGE_COUNTED else None
-                         for a, b, i0, i1 in zip(bounds[k], bounds[k][1:], at, at[1:])]
+            counts[k] = [
+                _edge_count(text, ids, a, b, i0, i1, enc) if name in EDGE_COUNTED else None
+                for a, b, i0, i1 in zip(bounds[k], bounds[k][1:], at, at[1:])
+            ]
             del ids
         else:
             counts[k] = []
@@ -151,7 +154,7 @@ def _bounds_batch(texts: list[str], size: int, name: str) -> list[tuple[list[int
             over = [j for j, n in enumerate(got) if n > size]
             extra = []
             if over:
-                pieces = [texts[i][bounds[i][j]:bounds[i][j + 1]] for j in over]
+                pieces = [texts[i][bounds[i][j] : bounds[i][j + 1]] for j in over]
                 cuts = prefix_chars(pieces, [size] * len(over), name)
                 extra = [bounds[i][j] + c for j, c, piece in zip(over, cuts, pieces) if 0 < c < len(piece)]
             if extra:  # re-cut chunks are counted whole

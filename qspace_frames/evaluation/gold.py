@@ -11,6 +11,7 @@ exclusive. `resolve_gold` ties each question to a loaded document and checks its
 that document's text; `read_gold` reads files on purpose (the reader of this stage, like the
 loaders of stage 2), everything else takes frames and returns frames.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,19 +27,19 @@ SPAN = pl.Struct({"start": pl.Int64, "end": pl.Int64})
 GOLD = {
     "id": pl.String,
     "question": pl.String,
-    "document": pl.String,          # path relative to the corpus folder, as in inventory.path
-    "gold_spans": pl.List(SPAN),    # code-point offsets into the document text, end exclusive
+    "document": pl.String,  # path relative to the corpus folder, as in inventory.path
+    "gold_spans": pl.List(SPAN),  # code-point offsets into the document text, end exclusive
 }
 
 GOLD_STATUSES = ("ok", "unknown_document", "not_loaded", "span_out_of_range")
 
 RESOLVED_GOLD = {
     **GOLD,
-    "doc_id": pl.String,      # null when the document is not in the inventory
-    "n_chars": pl.Int64,      # length of the document text; null when it has none
-    "gold_chars": pl.Int64,   # characters covered by the gold spans, overlaps counted once
-    "status": pl.String,      # one of GOLD_STATUSES; only "ok" rows are evaluated
-    "reason": pl.String,      # why the status is not "ok" (null when it is)
+    "doc_id": pl.String,  # null when the document is not in the inventory
+    "n_chars": pl.Int64,  # length of the document text; null when it has none
+    "gold_chars": pl.Int64,  # characters covered by the gold spans, overlaps counted once
+    "status": pl.String,  # one of GOLD_STATUSES; only "ok" rows are evaluated
+    "reason": pl.String,  # why the status is not "ok" (null when it is)
 }
 
 
@@ -143,8 +144,9 @@ def _gold_intervals(gold: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 # ---- resolving gold against the corpus ----------------------------------------------------------
 
 
-def resolve_gold(gold: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl.LazyFrame,
-                 docs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+def resolve_gold(
+    gold: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl.LazyFrame, docs: pl.DataFrame | pl.LazyFrame
+) -> pl.DataFrame:
     """Tie each gold question to its document (schema RESOLVED_GOLD, gold order).
 
     `docs` is `pages.document_text(pages)` (doc_id, doc_text). A question whose document is not
@@ -164,9 +166,12 @@ def resolve_gold(gold: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl
     )
     covered = _gold_intervals(g, ["_order"]).group_by("_order").agg((pl.col("end") - pl.col("start")).sum().alias("gold_chars"))
     status = (
-        pl.when(pl.col("doc_id").is_null()).then(pl.lit("unknown_document"))
-        .when(pl.col("n_chars").is_null()).then(pl.lit("not_loaded"))
-        .when(pl.col("_be").is_not_null()).then(pl.lit("span_out_of_range"))
+        pl.when(pl.col("doc_id").is_null())
+        .then(pl.lit("unknown_document"))
+        .when(pl.col("n_chars").is_null())
+        .then(pl.lit("not_loaded"))
+        .when(pl.col("_be").is_not_null())
+        .then(pl.lit("span_out_of_range"))
         .otherwise(pl.lit("ok"))
     )
     reason = (
@@ -190,8 +195,9 @@ def resolve_gold(gold: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl
 # ---- silver gold from the workbench's own affordances -------------------------------------------
 
 
-def silver_gold(affordances: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl.LazyFrame,
-                max_per_intent: int | None = None) -> pl.DataFrame:
+def silver_gold(
+    affordances: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame | pl.LazyFrame, max_per_intent: int | None = None
+) -> pl.DataFrame:
     """One silver question per direct affordance: its question, its verified span as the gold.
 
     Silver gold is produced by the same detectors the Qspace trees are built from, so scores on
@@ -200,10 +206,7 @@ def silver_gold(affordances: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFram
     keeps its highest-confidence affordances (ties by affordance_id) so no intent dominates.
     Rows are sorted by document, span start and id.
     """
-    paths = (
-        as_lazy(inventory).filter(pl.col("load_status") == "loaded")
-        .group_by("doc_id").agg(pl.col("path").min().alias("document"))
-    )
+    paths = as_lazy(inventory).filter(pl.col("load_status") == "loaded").group_by("doc_id").agg(pl.col("path").min().alias("document"))
     direct = as_lazy(affordances).filter(pl.col("support") == "direct")
     if max_per_intent is not None:
         # each intent's best, chosen on three narrow columns; only those rows are then read whole
@@ -212,7 +215,8 @@ def silver_gold(affordances: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFram
             direct.select("affordance_id", "intent", "confidence")
             .sort(["intent", "confidence", "affordance_id"], descending=[False, True, False])
             .filter(pl.int_range(1, pl.len() + 1).over("intent") <= max_per_intent)
-            .select("affordance_id").collect()
+            .select("affordance_id")
+            .collect()
         )
         direct = direct.filter(pl.col("affordance_id").is_in(best["affordance_id"].implode()))
     span = pl.struct(pl.col("span_start").cast(pl.Int64).alias("start"), pl.col("span_end").cast(pl.Int64).alias("end"))

@@ -1,6 +1,7 @@
 """Public question-answering sets turned into a corpus folder and a gold file: the ContractNLI
 and PolicyQA splits in ../shared/corpora (documents written unchanged, evidence spans kept).
 """
+
 from __future__ import annotations
 
 import json
@@ -70,7 +71,9 @@ def contractnli_to_gold(json_path: str | Path, out_dir: str | Path) -> Path:
     out_dir = Path(out_dir)
     docs_dir = out_dir / "docs"
     docs_dir.mkdir(parents=True, exist_ok=True)
-    docs = sorted(data["documents"], key=lambda d: (0, d["id"], "") if is_int(d.get("id")) else (1, 0, str(d.get("id", d.get("file_name")))))
+    docs = sorted(
+        data["documents"], key=lambda d: (0, d["id"], "") if is_int(d.get("id")) else (1, 0, str(d.get("id", d.get("file_name"))))
+    )
     names: dict[str, str] = {}
     lines: list[str] = []
     for doc in docs:
@@ -99,8 +102,13 @@ def contractnli_to_gold(json_path: str | Path, out_dir: str | Path) -> Path:
                     picked.append(trimmed)
             if not picked:
                 raise ValueError(f"{json_path}: document {did}: {label_id}: {ann['choice']} without evidence spans")
-            rec = {"id": f"{did}:{label_id}", "question": labels[label_id]["hypothesis"], "document": f"{name}.txt",
-                   "gold_spans": _merged(picked), "label": ann["choice"]}
+            rec = {
+                "id": f"{did}:{label_id}",
+                "question": labels[label_id]["hypothesis"],
+                "document": f"{name}.txt",
+                "gold_spans": _merged(picked),
+                "label": ann["choice"],
+            }
             lines.append(json.dumps(rec, ensure_ascii=False))
     return _write_gold(out_dir / "gold.jsonl", lines)
 
@@ -142,10 +150,15 @@ def policyqa_to_gold(json_path: str | Path, out_dir: str | Path) -> Path:
             for qa in para["qas"]:
                 for ans in qa["answers"][:1]:
                     s = start + ans["answer_start"]
-                    if context[ans["answer_start"]:ans["answer_start"] + len(ans["text"])] != ans["text"]:
+                    if context[ans["answer_start"] : ans["answer_start"] + len(ans["text"])] != ans["text"]:
                         raise ValueError(f"{json_path}: {name}: question {qa['id']}: answer text not at its offset")
-                    rec = {"id": qa["id"], "question": qa["question"], "document": f"{name}.txt",
-                           "gold_spans": [[s, s + len(ans["text"])]], "type": qa.get("type", "")}
+                    rec = {
+                        "id": qa["id"],
+                        "question": qa["question"],
+                        "document": f"{name}.txt",
+                        "gold_spans": [[s, s + len(ans["text"])]],
+                        "type": qa.get("type", ""),
+                    }
                     lines.append(json.dumps(rec, ensure_ascii=False))
             parts.append(context)
             start += len(context) + len(POLICYQA_SEPARATOR)

@@ -1,6 +1,7 @@
 """What a strategy loads: its units of each question in its own rank order, charged their exact
 token counts, up to the unit that crosses the token budget (schema `metrics.RETRIEVALS`).
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -64,7 +65,8 @@ def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token
         # a query is done once its counted units reach max_tokens or it has none left
         full = counted.group_by("query_id").agg(pl.col("n_tokens").sum().alias("_sum"), pl.len().alias("_n"))
         todo = (
-            todo.join(units, on="query_id").join(full, on="query_id", how="left")
+            todo.join(units, on="query_id")
+            .join(full, on="query_id", how="left")
             .filter((pl.col("_sum").fill_null(0) < p.max_tokens) & (pl.col("_n").fill_null(0) < pl.col("_units")))
             .select("query_id")
         )

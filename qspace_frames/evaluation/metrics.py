@@ -5,6 +5,7 @@ and `per_query` / `metrics` score exactly that: exact tiktoken counts, character
 loaded text intersected with gold character intervals (`gold`), nodes visited. Nothing here is
 modelled with constants (DESIGN.md sections 9 and 13).
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -18,33 +19,45 @@ from .gold import _gold_intervals
 RETRIEVALS = {
     "query_id": pl.String,
     "strategy": pl.String,
-    "rank": pl.Int64,           # 1.. in the order the strategy loaded its units
+    "rank": pl.Int64,  # 1.. in the order the strategy loaded its units
     "doc_id": pl.String,
     "char_start": pl.Int64,
     "char_end": pl.Int64,
-    "text": pl.String,          # == doc_text[char_start:char_end]
-    "n_tokens": pl.Int64,       # exact token count of text
+    "text": pl.String,  # == doc_text[char_start:char_end]
+    "n_tokens": pl.Int64,  # exact token count of text
     "nodes_visited": pl.Int64,  # structure nodes examined up to and including this unit
-    "path_length": pl.Int64,    # depth of this unit in the strategy's structure
-    "fragment_id": pl.String,   # null for units that are not fragments (chunks)
+    "path_length": pl.Int64,  # depth of this unit in the strategy's structure
+    "fragment_id": pl.String,  # null for units that are not fragments (chunks)
 }
 
 METRICS = {
     "strategy": pl.String,
-    "budget": pl.Int64,         # null for metrics that do not depend on a token budget
+    "budget": pl.Int64,  # null for metrics that do not depend on a token budget
     "metric": pl.String,
-    "value": pl.Float64,        # mean over the queries that have a value
+    "value": pl.Float64,  # mean over the queries that have a value
     "n_queries": pl.Int64,
 }
 
 
 def per_query_schema(p: EvalParams) -> dict:
     """The columns of `per_query`: a recall column per token budget of the parameters."""
-    return {"strategy": pl.String, "query_id": pl.String, "doc_id": pl.String, "gold_chars": pl.Int64,
-            **{f"recall_at_{b}": pl.Float64 for b in p.budgets},
-            "first_gold_rank": pl.Int64, "correct_fragment": pl.Boolean, "missed": pl.Boolean, "tokens_to_first_gold": pl.Int64,
-            "nodes_visited": pl.Int64, "path_length": pl.Int64, "citation_locality": pl.Float64, "tokens_loaded": pl.Int64,
-            "n_units": pl.Int64, "total_cost": pl.Float64}
+    return {
+        "strategy": pl.String,
+        "query_id": pl.String,
+        "doc_id": pl.String,
+        "gold_chars": pl.Int64,
+        **{f"recall_at_{b}": pl.Float64 for b in p.budgets},
+        "first_gold_rank": pl.Int64,
+        "correct_fragment": pl.Boolean,
+        "missed": pl.Boolean,
+        "tokens_to_first_gold": pl.Int64,
+        "nodes_visited": pl.Int64,
+        "path_length": pl.Int64,
+        "citation_locality": pl.Float64,
+        "tokens_loaded": pl.Int64,
+        "n_units": pl.Int64,
+        "total_cost": pl.Float64,
+    }
 
 
 # ---- the total cost of reaching the first gold evidence -----------------------------------------
@@ -91,6 +104,7 @@ def prefix_chars(texts: list[str], ks: list[int], name: str) -> list[int]:
 
 def _prefix_expr(name: str) -> pl.Expr:
     """Batched `prefix_chars` over struct(text, k)."""
+
     def run(s: pl.Series) -> pl.Series:
         return pl.Series(prefix_chars(s.struct.field("text").to_list(), s.struct.field("k").to_list(), name), dtype=pl.Int64)
 
@@ -100,8 +114,16 @@ def _prefix_expr(name: str) -> pl.Expr:
 # ---- metrics --------------------------------------------------------------------------------------
 
 PER_QUERY_COLUMNS = (
-    "first_gold_rank", "correct_fragment", "missed", "tokens_to_first_gold", "nodes_visited",
-    "path_length", "citation_locality", "tokens_loaded", "n_units", "total_cost",
+    "first_gold_rank",
+    "correct_fragment",
+    "missed",
+    "tokens_to_first_gold",
+    "nodes_visited",
+    "path_length",
+    "citation_locality",
+    "tokens_loaded",
+    "n_units",
+    "total_cost",
 )
 
 # budget-free per-query columns reported by `metrics`, and the name each mean is reported under
@@ -137,7 +159,9 @@ def _loaded_within_budgets(r: pl.LazyFrame, p: EvalParams) -> pl.LazyFrame:
     budgets = pl.LazyFrame({"budget": p.budgets}, schema={"budget": pl.Int64})
     rb = r.filter(pl.col("_before") < p.budgets[-1]).join(budgets, how="cross").filter(pl.col("_before") < pl.col("budget"))
     keys = ["strategy", "query_id", "budget", "doc_id"]
-    whole = rb.filter(pl.col("_cum") <= pl.col("budget")).select(*keys, pl.col("char_start").alias("start"), pl.col("char_end").alias("end"))
+    whole = rb.filter(pl.col("_cum") <= pl.col("budget")).select(
+        *keys, pl.col("char_start").alias("start"), pl.col("char_end").alias("end")
+    )
     cut = (
         rb.filter(pl.col("_cum") > pl.col("budget"))
         .with_columns((pl.col("budget") - pl.col("_before")).alias("k"))
@@ -147,8 +171,9 @@ def _loaded_within_budgets(r: pl.LazyFrame, p: EvalParams) -> pl.LazyFrame:
     return pl.concat([whole, cut])
 
 
-def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFrame | pl.LazyFrame,
-              p: EvalParams = EvalParams()) -> pl.DataFrame:
+def per_query(
+    retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFrame | pl.LazyFrame, p: EvalParams = EvalParams()
+) -> pl.DataFrame:
     """One row per (strategy, query) with every per-query value, from what was actually loaded.
 
     - recall_at_<B>: share of the query's gold characters inside the union of the character
@@ -171,7 +196,8 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
     gold_iv = _gold_intervals(g, ["query_id", "doc_id"])
     run = ["strategy", "query_id"]
     r = (
-        as_lazy(retrievals).join(g.select("query_id"), on="query_id", how="semi")
+        as_lazy(retrievals)
+        .join(g.select("query_id"), on="query_id", how="semi")
         .sort(["strategy", "query_id", "rank"])
         .with_columns(pl.col("n_tokens").cum_sum().over(run).alias("_cum"))
         .with_columns((pl.col("_cum") - pl.col("n_tokens")).alias("_before"))
@@ -181,12 +207,15 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
         r.select(*run, "rank", "doc_id", "char_start", "char_end")
         .join(gold_iv, on=["query_id", "doc_id"])
         .with_columns(overlap_chars(pl.col("char_start"), pl.col("char_end"), pl.col("start"), pl.col("end")).alias("_ov"))
-        .group_by([*run, "rank"]).agg(pl.col("_ov").sum())
+        .group_by([*run, "rank"])
+        .agg(pl.col("_ov").sum())
     )
     r = r.join(unit_gold, on=[*run, "rank"], how="left").with_columns(pl.col("_ov").fill_null(0))
     first = (
-        r.filter(pl.col("_ov") > 0).sort([*run, "rank"])
-        .group_by(run).agg(
+        r.filter(pl.col("_ov") > 0)
+        .sort([*run, "rank"])
+        .group_by(run)
+        .agg(
             pl.col("rank").first().alias("first_gold_rank"),
             pl.col("_cum").first().alias("_f_tokens"),
             pl.col("nodes_visited").first().alias("_f_nodes"),
@@ -195,7 +224,9 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
         )
     )
     last = (
-        r.sort([*run, "rank"]).group_by(run).agg(
+        r.sort([*run, "rank"])
+        .group_by(run)
+        .agg(
             pl.col("nodes_visited").last().alias("_l_nodes"),
             pl.col("path_length").last().alias("_l_path"),
             pl.col("n_tokens").sum().alias("tokens_loaded"),
@@ -206,21 +237,26 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
     covered = (
         intervals.join(gold_iv, on=["query_id", "doc_id"], suffix="_g")
         .with_columns(overlap_chars(pl.col("start"), pl.col("end"), pl.col("start_g"), pl.col("end_g")).alias("_ov"))
-        .group_by(run).agg([pl.col("_ov").filter(pl.col("budget") == b).sum().alias(f"_cov_{b}") for b in p.budgets])
+        .group_by(run)
+        .agg([pl.col("_ov").filter(pl.col("budget") == b).sum().alias(f"_cov_{b}") for b in p.budgets])
     )
     strategies = as_lazy(retrievals).select("strategy").unique()
     missed = pl.col("first_gold_rank").is_null()
     tokens_loaded = pl.col("tokens_loaded").fill_null(0)
     out = (
-        g.select("query_id", "doc_id", "gold_chars").join(strategies, how="cross")
-        .join(first, on=run, how="left").join(last, on=run, how="left").join(covered, on=run, how="left")
-        .with_columns(
-            [(pl.col(f"_cov_{b}").fill_null(0) / pl.col("gold_chars")).alias(recall_column(b)) for b in p.budgets]
-        )
+        g.select("query_id", "doc_id", "gold_chars")
+        .join(strategies, how="cross")
+        .join(first, on=run, how="left")
+        .join(last, on=run, how="left")
+        .join(covered, on=run, how="left")
+        .with_columns([(pl.col(f"_cov_{b}").fill_null(0) / pl.col("gold_chars")).alias(recall_column(b)) for b in p.budgets])
         .with_columns(
             (pl.col("first_gold_rank") == 1).fill_null(False).alias("correct_fragment"),
             missed.alias("missed"),
-            pl.when(missed).then(pl.max_horizontal(tokens_loaded, pl.lit(p.max_tokens))).otherwise(pl.col("_f_tokens")).alias("tokens_to_first_gold"),
+            pl.when(missed)
+            .then(pl.max_horizontal(tokens_loaded, pl.lit(p.max_tokens)))
+            .otherwise(pl.col("_f_tokens"))
+            .alias("tokens_to_first_gold"),
             pl.when(missed).then(pl.col("_l_nodes").fill_null(0)).otherwise(pl.col("_f_nodes")).alias("nodes_visited"),
             pl.when(missed).then(pl.col("_l_path").fill_null(0)).otherwise(pl.col("_f_path")).alias("path_length"),
             tokens_loaded.alias("tokens_loaded"),
@@ -237,17 +273,31 @@ def per_query(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFra
         .sort(["strategy", "query_id"])
     )
     schema = {
-        "strategy": pl.String, "query_id": pl.String, "doc_id": pl.String, "gold_chars": pl.Int64,
+        "strategy": pl.String,
+        "query_id": pl.String,
+        "doc_id": pl.String,
+        "gold_chars": pl.Int64,
         **{recall_column(b): pl.Float64 for b in p.budgets},
-        "first_gold_rank": pl.Int64, "correct_fragment": pl.Boolean, "missed": pl.Boolean,
-        "tokens_to_first_gold": pl.Int64, "nodes_visited": pl.Int64, "path_length": pl.Int64,
-        "citation_locality": pl.Float64, "tokens_loaded": pl.Int64, "n_units": pl.Int64, "total_cost": pl.Float64,
+        "first_gold_rank": pl.Int64,
+        "correct_fragment": pl.Boolean,
+        "missed": pl.Boolean,
+        "tokens_to_first_gold": pl.Int64,
+        "nodes_visited": pl.Int64,
+        "path_length": pl.Int64,
+        "citation_locality": pl.Float64,
+        "tokens_loaded": pl.Int64,
+        "n_units": pl.Int64,
+        "total_cost": pl.Float64,
     }
     return out.select([pl.col(c).cast(t) for c, t in schema.items()]).collect()
 
 
-def metrics(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFrame | pl.LazyFrame,
-            p: EvalParams = EvalParams(), per_query_frame: pl.DataFrame | None = None) -> pl.DataFrame:
+def metrics(
+    retrievals: pl.DataFrame | pl.LazyFrame,
+    gold_resolved: pl.DataFrame | pl.LazyFrame,
+    p: EvalParams = EvalParams(),
+    per_query_frame: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """Per strategy, the mean of every per-query value (schema METRICS, long format).
 
     `evidence_recall` has one row per budget; every other metric has budget null. n_queries is
@@ -262,7 +312,8 @@ def metrics(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFrame
         schema={"column": pl.String, "metric": pl.String, "budget": pl.Int64},
     )
     long = (
-        pq.lazy().select("strategy", "query_id", *[pl.col(c).cast(pl.Float64) for c in columns])
+        pq.lazy()
+        .select("strategy", "query_id", *[pl.col(c).cast(pl.Float64) for c in columns])
         .unpivot(index=["strategy", "query_id"], on=list(columns), variable_name="column", value_name="value")
         .join(names, on="column")
         .drop_nulls("value")
@@ -271,7 +322,10 @@ def metrics(retrievals: pl.DataFrame | pl.LazyFrame, gold_resolved: pl.DataFrame
     means = long.group_by(keys).agg(exact_mean("value").alias("value"), pl.len().cast(pl.Int64).alias("n_queries"))
     # every strategy reports every metric, even one no query has a value for (value null, n 0)
     out = (
-        pq.lazy().select("strategy").unique().join(names.drop("column"), how="cross")
+        pq.lazy()
+        .select("strategy")
+        .unique()
+        .join(names.drop("column"), how="cross")
         .join(means, on=keys, how="left", nulls_equal=True)
         .with_columns(pl.col("n_queries").fill_null(0))
         .sort(keys, nulls_last=False)

@@ -12,6 +12,7 @@
 Units are loaded best-first until max_tokens; nodes_visited counts each fragment entered, each
 tree node walked to reach a leaf, and each sentence read.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -30,30 +31,35 @@ FRAGMENT_SLICE = 50_000  # fragments read per step when counting the terms of th
 
 def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
     """(query_id, intent) for every detector whose cue the question itself carries."""
-    return pl.concat([
-        queries.filter(pl.col("question").str.contains(d.cue)).select("query_id", pl.lit(d.intent).alias("intent"))
-        for d in DETECTORS
-    ])
+    return pl.concat(
+        [queries.filter(pl.col("question").str.contains(d.cue)).select("query_id", pl.lit(d.intent).alias("intent")) for d in DETECTORS]
+    )
 
 
-def fragment_terms(units: pl.DataFrame, sents: pl.DataFrame, s_dl: pl.DataFrame, s_tf: pl.DataFrame,
-                   wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def fragment_terms(
+    units: pl.DataFrame, sents: pl.DataFrame, s_dl: pl.DataFrame, s_tf: pl.DataFrame, wanted: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(dl, tf) as `term_counts` gives them for fragment units (chunk, fragment_id, heading_path,
     text) searched as "<heading path> <text>", from their sentences' (chunk, fragment_id) counts.
 
     The sentences tile the fragment's text with whitespace between them, so the unit's words are
     its headings' and then its sentences'; it has none when its heading path or text is null
     (the joined text is then null). Only the headings are read here."""
-    heads = units.select(pl.col("chunk").alias("_u"), pl.when(pl.col("text").is_not_null()).then(pl.col("heading_path").list.join(" ")).alias("text"))
+    heads = units.select(
+        pl.col("chunk").alias("_u"), pl.when(pl.col("text").is_not_null()).then(pl.col("heading_path").list.join(" ")).alias("text")
+    )
     h_dl, h_tf = term_counts(heads, wanted)
-    owner = sents.select(pl.col("chunk").alias("_s"), "fragment_id").join(
-        units.filter(pl.col("heading_path").is_not_null()).select("fragment_id", pl.col("chunk").alias("_u")), on="fragment_id"
-    ).drop("fragment_id")
+    owner = (
+        sents.select(pl.col("chunk").alias("_s"), "fragment_id")
+        .join(units.filter(pl.col("heading_path").is_not_null()).select("fragment_id", pl.col("chunk").alias("_u")), on="fragment_id")
+        .drop("fragment_id")
+    )
     s_dl = s_dl.rename({"_u": "_s"}).join(owner, on="_s").group_by("_u").agg(pl.col("dl").sum().alias("_s_dl"))
     dl = h_dl.join(s_dl, on="_u", how="left").select("_u", (pl.col("dl") + pl.col("_s_dl").fill_null(0)).alias("dl"))
     tf = (
         pl.concat([h_tf, s_tf.rename({"_u": "_s"}).join(owner, on="_s").select("_u", "term", "tf")])
-        .group_by("_u", "term").agg(pl.col("tf").sum())
+        .group_by("_u", "term")
+        .agg(pl.col("tf").sum())
     )
     return dl, tf
 
@@ -65,12 +71,25 @@ def selected_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
     memory whole (a join held 0.6 GB more at x16); the streaming engine reads it in morsels
     (0.33 GB at x16 instead of 0.42)."""
     selected = scores.filter(pl.col("selected")).select("tree_id").collect(engine="streaming")["tree_id"]
-    return nodes.filter((pl.col("kind") == "leaf") & pl.col("tree_id").is_in(selected.implode())).select(
-        "fragment_id", "evidence_id", "span_start", "depth").collect(engine="streaming").lazy()
+    return (
+        nodes.filter((pl.col("kind") == "leaf") & pl.col("tree_id").is_in(selected.implode()))
+        .select("fragment_id", "evidence_id", "span_start", "depth")
+        .collect(engine="streaming")
+        .lazy()
+    )
 
 
-def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl.LazyFrame, density: pl.LazyFrame,
-           nodes: pl.LazyFrame, scores: pl.LazyFrame, p: EvalParams, ap: AffordanceParams | None = None) -> pl.DataFrame:
+def qspace(
+    gold,
+    fragments: pl.LazyFrame,
+    prototypes: pl.LazyFrame,
+    evidence: pl.LazyFrame,
+    density: pl.LazyFrame,
+    nodes: pl.LazyFrame,
+    scores: pl.LazyFrame,
+    p: EvalParams,
+    ap: AffordanceParams | None = None,
+) -> pl.DataFrame:
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
     q = gold_queries(gold).collect()
     queries = q.lazy()
@@ -92,40 +111,56 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     terms = q_terms.select("term").unique()
     sent_counts, frag_counts, s_off, f_off = Bm25Counts(q), Bm25Counts(q), 0, 0
     for f in slices():
-        s = all_sentences(f.lazy(), ap).select(
-            "doc_id", "fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sent_end").alias("char_end"),
-            pl.col("sentence").alias("text")).collect()
+        s = (
+            all_sentences(f.lazy(), ap)
+            .select(
+                "doc_id",
+                "fragment_id",
+                pl.col("sent_start").alias("char_start"),
+                pl.col("sent_end").alias("char_end"),
+                pl.col("sentence").alias("text"),
+            )
+            .collect()
+        )
         s = s.with_columns(pl.int_range(s_off, s_off + s.height, dtype=pl.Int64).alias("chunk"))
         u = f.filter(pl.col("kind") != "section").select("doc_id", "fragment_id", "heading_path", "text")
         u = u.with_columns(pl.int_range(f_off, f_off + u.height, dtype=pl.Int64).alias("chunk"))
         s_off, f_off = s_off + s.height, f_off + u.height
         s_dl, s_tf = term_counts(s.select(pl.col("chunk").alias("_u"), "text"), terms)
         sent_counts.add(s.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), s_dl, s_tf, s)
-        frag_counts.add(u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"), *fragment_terms(u, s, s_dl, s_tf, terms),
-                        u.select("doc_id", "fragment_id", "chunk"))
+        frag_counts.add(
+            u.select(pl.col("chunk").alias("_u"), "doc_id", "chunk"),
+            *fragment_terms(u, s, s_dl, s_tf, terms),
+            u.select("doc_id", "fragment_id", "chunk"),
+        )
         del s, u
     s_score, sents = sent_counts.scores(q_terms, p)
     s_score = s_score.rename({"score": "s_bm25"})
     sents = sents.lazy()
     f_score, frag_units = frag_counts.scores(q_terms, p)
     del sent_counts, frag_counts
-    f_score = (
-        f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk")
-        .select("query_id", "fragment_id", pl.col("score").alias("f_bm25"))
+    f_score = f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk").select(
+        "query_id", "fragment_id", pl.col("score").alias("f_bm25")
     )
     # candidate prototypes of the question, and the selected-tree leaves that answer them. Questions
     # with the same candidates get the same boosts: each distinct candidate set is computed once.
     cand = (
-        question_intents(queries).join(prototypes.select("prototype_id", "intent"), on="intent")
-        .join(density.select("prototype_id", "p_q"), on="prototype_id").select("query_id", "prototype_id", "p_q").collect()
+        question_intents(queries)
+        .join(prototypes.select("prototype_id", "intent"), on="intent")
+        .join(density.select("prototype_id", "p_q"), on="prototype_id")
+        .select("query_id", "prototype_id", "p_q")
+        .collect()
     )
     sig = (
-        cand.group_by("query_id").agg(pl.col("prototype_id").sort().str.join("|").alias("_key"))
-        .with_columns(pl.col("_key").rank("dense").cast(pl.Int64).alias("_s")).drop("_key")
+        cand.group_by("query_id")
+        .agg(pl.col("prototype_id").sort().str.join("|").alias("_key"))
+        .with_columns(pl.col("_key").rank("dense").cast(pl.Int64).alias("_s"))
+        .drop("_key")
     )
     leaves = selected_leaves(nodes, scores)
     answers = (
-        evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id")).explode("prototype_id")
+        evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id"))
+        .explode("prototype_id")
         .join(cand.lazy().select("prototype_id").unique(), on="prototype_id", how="semi")
         .join(leaves, on="evidence_id")
         .select("prototype_id", "fragment_id", pl.col("span_start").alias("char_start"), "depth")
@@ -133,8 +168,12 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     )
     # the fragments a question can load: those of its own document
     wanted = (  # computed once, not once per candidate set
-        sents.select("doc_id", "fragment_id").unique().join(queries.select("query_id", "doc_id"), on="doc_id").join(sig.lazy(), on="query_id")
-        .select("_s", "fragment_id").collect()
+        sents.select("doc_id", "fragment_id")
+        .unique()
+        .join(queries.select("query_id", "doc_id"), on="doc_id")
+        .join(sig.lazy(), on="query_id")
+        .select("_s", "fragment_id")
+        .collect()
     )
     # the (fragment, sentence start) places of the answers, numbered: the loop below groups and
     # joins them as one integer, not as text
@@ -169,8 +208,11 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
             (pl.col("proto").fill_null(0) / pl.col("_max_proto").fill_null(1).clip(lower_bound=1e-12)).alias("proto_norm"),
         )
         .with_columns(
-            (pl.col("s_bm25") + p.qspace_fragment_weight * pl.col("f_bm25").fill_null(0)
-             + p.qspace_prototype_weight * pl.col("proto_norm")).alias("score"),
+            (
+                pl.col("s_bm25")
+                + p.qspace_fragment_weight * pl.col("f_bm25").fill_null(0)
+                + p.qspace_prototype_weight * pl.col("proto_norm")
+            ).alias("score"),
         )
         # fragment_id breaks the last tie (a sentence may start at the same offset in nested fragments)
         .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
@@ -183,5 +225,7 @@ def qspace(gold, fragments: pl.LazyFrame, prototypes: pl.LazyFrame, evidence: pl
     step = first_in_fragment + pl.col("leaf_depth").fill_null(0).cast(pl.Int64) + 1
     return load_in_order(
         n_tokens.with_columns(step.alias("_step"), (1 + pl.col("leaf_depth").fill_null(1)).cast(pl.Int64).alias("path_length")),
-        STRATEGY, pl.col("_step").cum_sum().over("query_id"), p,
+        STRATEGY,
+        pl.col("_step").cum_sum().over("query_id"),
+        p,
     )

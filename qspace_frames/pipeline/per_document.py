@@ -14,6 +14,7 @@ shards run in parallel:
 Both engines run the same shard functions and merge with the same sort, so the artifacts are
 byte-identical; the engine is not a parameter of any artifact id.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -57,9 +58,7 @@ FRAGMENT_KEYS = ["doc_id", "char_start", "char_end", "kind"]
 AFFORDANCE_KEYS = ["doc_id", "span_start", "intent", "support"]
 
 
-
 ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
-
 
 
 def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1):
@@ -80,7 +79,7 @@ def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers:
         remote = map(load_one, pooled)
     results = (load_one(a) if h else next(remote) for a, h in zip(args, here))
     for i in range(0, len(args), ASSEMBLE_FILES):
-        yield loaded_docs(keys[i:i + ASSEMBLE_FILES], [next(results) for _ in keys[i:i + ASSEMBLE_FILES]])
+        yield loaded_docs(keys[i : i + ASSEMBLE_FILES], [next(results) for _ in keys[i : i + ASSEMBLE_FILES]])
 
 
 def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -97,6 +96,7 @@ def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, worke
 
 # ---- the shard functions: pure, whole documents in, rows out -------------------------------------
 
+
 def fragment_shard(pages: pl.DataFrame, p: FragmentParams) -> pl.DataFrame:
     return fragments_mod.fragments(pages.lazy(), p).collect()
 
@@ -111,14 +111,18 @@ def detect_shard(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordancePara
 def _split_affordances(checked: pl.DataFrame, in_order: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     kept = checked.filter(pl.col("reject_reason").is_null())
     rejected = checked.filter(pl.col("reject_reason").is_not_null())
-    return (merge([kept], AFFORDANCE_KEYS, affordances_mod.AFFORDANCES, in_order),
-            merge([rejected], AFFORDANCE_KEYS, affordances_mod.REJECTED, in_order))
+    return (
+        merge([kept], AFFORDANCE_KEYS, affordances_mod.AFFORDANCES, in_order),
+        merge([rejected], AFFORDANCE_KEYS, affordances_mod.REJECTED, in_order),
+    )
 
 
 # ---- the stages --------------------------------------------------------------------------------
 
-def load_stage(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1,
-               engine: str = "local") -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+
+def load_stage(
+    files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1, engine: str = "local"
+) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(per-file status rows, pages) of every discovered file, in batches: the loaded documents'
     in doc_id order (pages sorted as they are stored), then the other files' statuses (errors,
     unsupported types, duplicates) with no pages."""
@@ -133,8 +137,7 @@ def load_stage(files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: 
     yield status_frame(status_rows), pl.DataFrame(schema=PAGES)
 
 
-def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: int = 1,
-                   engine: str = "local") -> Iterator[pl.DataFrame]:
+def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: int = 1, engine: str = "local") -> Iterator[pl.DataFrame]:
     """The fragments of every document (schema FRAGMENTS), in batches sorted by document and
     offset. `pages` arrive in batches sorted by doc_id (a stored artifact read batch by batch, or
     one frame); locally only a few shards are held at a time."""
@@ -149,15 +152,17 @@ def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: in
     yield from at_least_one((conform(part, FRAGMENTS) for part in parts), FRAGMENTS)
 
 
-def affordance_stage(fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataFrame], p: AffordanceParams,
-                     workers: int = 1, engine: str = "local") -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+def affordance_stage(
+    fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataFrame], p: AffordanceParams, workers: int = 1, engine: str = "local"
+) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(verified affordances, rejected ones) of every document, in batches sorted by the keys;
     both inputs arrive in batches sorted by doc_id and are read alongside, a shard at a time."""
     if check_engine(engine) == "ray":
         pages = in_key_order(whole(pages, PAGES), ["doc_id", "char_start"])
         fragments = in_key_order(whole(fragments, FRAGMENTS), FRAGMENT_KEYS)
         nested = nest(pages, "pages", ["page", "char_start", "text"]).join(
-            nest(fragments, "fragments", [c for c in FRAGMENTS if c != "doc_id"]), on="doc_id", how="left", maintain_order="left")
+            nest(fragments, "fragments", [c for c in FRAGMENTS if c != "doc_id"]), on="doc_id", how="left", maintain_order="left"
+        )
         out = ray_map(nested, partial(_ray_detect, p=p), rows_per_batch=shards.SHARD_DOCS, workers=workers)
         yield _split_affordances(out if out.height else detect_shard(fragments.clear(), pages.clear(), p))
         return
@@ -170,9 +175,8 @@ def affordance_stage(fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataF
         yield pl.DataFrame(schema=affordances_mod.AFFORDANCES), pl.DataFrame(schema=affordances_mod.REJECTED)
 
 
-
-
 # ---- Ray ----------------------------------------------------------------------------------------
+
 
 def _ray_load(batch, root: str, p: CorpusParams):
     return load_shard(pl.from_arrow(batch), root, p).to_arrow()

@@ -4,6 +4,7 @@ The adapters are the thin layer between the domain modules, which compute on fra
 runtime, which cuts the work into shards and runs it in the pool (`runtime.stage` states the
 contract). Batching is decided here, in one layer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ UNIT_SHARD_ROWS = 25_000  # fragments turned into the ask path's sentence units 
 @dataclass(frozen=True)
 class CorpusFiles:
     """The run's source: the corpus folder and its discovered files."""
+
     root: Path
     files: pl.DataFrame
 
@@ -78,8 +80,9 @@ def _fragments(t, p, rt: Runtime):
 
 
 def _affordances(t, p, rt: Runtime):
-    for kept, rejected in per_document.affordance_stage(t["fragments/fragments"].batches(), t["corpus/pages"].batches(),
-                                                        p.affordances, workers=rt.workers, engine=rt.engine):
+    for kept, rejected in per_document.affordance_stage(
+        t["fragments/fragments"].batches(), t["corpus/pages"].batches(), p.affordances, workers=rt.workers, engine=rt.engine
+    ):
         yield "affordances", kept
         yield "rejected", rejected
 
@@ -94,8 +97,21 @@ def _prototypes(t, p, rt: Runtime):
     """Prototypes and edges, streamed over shards of whole documents: each shard's prototype
     parts are kept (a few rows per prototype) and combined at the end; its edges, which belong to
     one fragment each, go through an external sort by fragment id."""
-    cols = ["affordance_id", "fragment_id", "doc_id", "prototype_id", "intent", "support", "slot_signature",
-            "role_signature", "question", "confidence", "span", "span_start", "span_end"]
+    cols = [
+        "affordance_id",
+        "fragment_id",
+        "doc_id",
+        "prototype_id",
+        "intent",
+        "support",
+        "slot_signature",
+        "role_signature",
+        "question",
+        "confidence",
+        "span",
+        "span_start",
+        "span_end",
+    ]
     spill = SortSpill("fragment_id", ["fragment_id", "prototype_id"], skip=len("frag_"))
     parts = []
     for aff in _affordance_shards(t["affordances/affordances"], cols):
@@ -135,8 +151,12 @@ def _evidence(t, p, rt: Runtime):
 
 def _graph(t, p, rt: Runtime):
     nodes, edges = graph_mod.graph(
-        t["prototypes/prototypes"].scan(), t["classes/memberships"].scan(), t["classes/classes"].scan(),
-        t["prototypes/fragment_question_edges"].scan(), t["proximity/proximity"].scan(), t["density/density"].scan(),
+        t["prototypes/prototypes"].scan(),
+        t["classes/memberships"].scan(),
+        t["classes/classes"].scan(),
+        t["prototypes/fragment_question_edges"].scan(),
+        t["proximity/proximity"].scan(),
+        t["density/density"].scan(),
     )
     return {"graph_nodes": nodes, "graph_edges": edges}
 
@@ -144,10 +164,18 @@ def _graph(t, p, rt: Runtime):
 def _trees_shard(t, p, ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(nodes, scores) of the fragments of one evidence shard (a pool task: the fragments and
     edges are scanned from their stored tables, only those used)."""
-    direct = (t["prototypes/fragment_question_edges"].scan().filter(pl.col("support") == "direct")
-              .select("fragment_id", "prototype_id", "support"))
-    small = [t[k].scan() for k in ("prototypes/prototypes", "density/density", "classes/memberships", "classes/classes", "evidence/codemand")]
-    return trees_mod.compile_trees(t["fragments/fragments"].scan(), ev.lazy(), direct, *small, p.trees, fragment_encoding=p.fragments.encoding)
+    direct = (
+        t["prototypes/fragment_question_edges"]
+        .scan()
+        .filter(pl.col("support") == "direct")
+        .select("fragment_id", "prototype_id", "support")
+    )
+    small = [
+        t[k].scan() for k in ("prototypes/prototypes", "density/density", "classes/memberships", "classes/classes", "evidence/codemand")
+    ]
+    return trees_mod.compile_trees(
+        t["fragments/fragments"].scan(), ev.lazy(), direct, *small, p.trees, fragment_encoding=p.fragments.encoding
+    )
 
 
 def _trees(t, p, rt: Runtime):
@@ -195,8 +223,9 @@ def ask_units(t, ap) -> Iterator[pl.DataFrame]:
 
 
 def ask_leaves(t) -> pl.DataFrame:
-    return ask_mod.leaf_intents(t["trees/tree_nodes"].scan(), t["trees/tree_scores"].scan(), t["evidence/evidence"].scan(),
-                                t["prototypes/prototypes"].scan())
+    return ask_mod.leaf_intents(
+        t["trees/tree_nodes"].scan(), t["trees/tree_scores"].scan(), t["evidence/evidence"].scan(), t["prototypes/prototypes"].scan()
+    )
 
 
 def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -204,8 +233,17 @@ def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFram
     (a pool task)."""
     e = p.evaluation
     if kind == "qspace":
-        runs = retrieval_mod.qspace(resolved, t["fragments/fragments"].batches(), t["prototypes/prototypes"].scan(), t["evidence/evidence"].scan(),
-                                    t["density/density"].scan(), t["trees/tree_nodes"].scan(), t["trees/tree_scores"].scan(), e, p.affordances)
+        runs = retrieval_mod.qspace(
+            resolved,
+            t["fragments/fragments"].batches(),
+            t["prototypes/prototypes"].scan(),
+            t["evidence/evidence"].scan(),
+            t["density/density"].scan(),
+            t["trees/tree_nodes"].scan(),
+            t["trees/tree_scores"].scan(),
+            e,
+            p.affordances,
+        )
     else:
         dictionary = dictionary_mod.load_dictionary(t["dictionary"])
         runs = ask_mod.ask_strategy(resolved, ask_units(t, p.affordances), ask_leaves(t), dictionary, e)
@@ -234,51 +272,167 @@ def _evaluation(t, p, rt: Runtime):
     runs = [result() for result in strategies] + [baselines]
     retrievals = pl.concat([r for r, _ in runs]).sort(["strategy", "query_id", "rank"])
     pq = pl.concat([q for _, q in runs]).sort(["strategy", "query_id"])
-    return {"gold": resolved, "retrievals": retrievals, "per_query": pq,
-            "metrics": metrics_mod.metrics(retrievals, resolved, e, per_query_frame=pq)}
+    return {
+        "gold": resolved,
+        "retrievals": retrievals,
+        "per_query": pq,
+        "metrics": metrics_mod.metrics(retrievals, resolved, e, per_query_frame=pq),
+    }
 
 
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in [
-        Stage("corpus", "discovery, loading, inventory and pages", ("files",), ("corpus",),
-              {"inventory": schemas_mod.INVENTORY, "pages": schemas_mod.PAGES}, _corpus,
-              (corpus, ids_mod, schemas_mod, per_document)),
-        Stage("fragments", "hierarchical fragments", ("corpus/pages",), ("fragments",), {"fragments": schemas_mod.FRAGMENTS}, _fragments,
-              (fragments_mod, tokens_mod, per_document)),
-        Stage("affordances", "answer affordances with verified spans", ("corpus/pages", "fragments/fragments"), ("affordances",),
-              {"affordances": affordances_mod.AFFORDANCES, "rejected": affordances_mod.REJECTED}, _affordances,
-              (affordances, fragments_mod, per_document)),
-        Stage("prototypes", "question prototypes and fragment-question edges", ("affordances/affordances",), (),
-              {"prototypes": prototypes_mod.PROTOTYPES, "fragment_question_edges": prototypes_mod.EDGES}, _prototypes,
-              (prototypes_mod, affordances, exprs_mod, frames_mod, _affordance_shards)),
-        Stage("classes", "proposed question classes", ("prototypes/prototypes",), ("classes",),
-              {"classes": classes_mod.CLASSES, "memberships": classes_mod.MEMBERSHIPS}, _classes, (classes_mod, exprs_mod, ids_mod)),
-        Stage("density", "question density", ("prototypes/prototypes",), ("density",), {"density": density_mod.DENSITY}, _density,
-              (density_mod, exprs_mod)),
-        Stage("proximity", "prototype proximity", ("prototypes/prototypes", "classes/memberships"), ("proximity",),
-              {"proximity": proximity_mod.PROXIMITY}, _proximity, (proximity_mod, exprs_mod)),
-        Stage("evidence", "evidence units and co-demand", ("affordances/affordances", "prototypes/prototypes", "density/density"), ("evidence",),
-              {"evidence": evidence_mod.EVIDENCE, "codemand": evidence_mod.CODEMAND}, _evidence, (evidence_mod, exprs_mod, ids_mod, _affordance_shards)),
-        Stage("graph", "the Qspace graph", ("prototypes/prototypes", "classes/memberships", "classes/classes", "prototypes/fragment_question_edges",
-                                           "proximity/proximity", "density/density"), (),
-              {"graph_nodes": graph_mod.GRAPH_NODES, "graph_edges": graph_mod.GRAPH_EDGES}, _graph, (graph_mod, exprs_mod)),
-        Stage("trees", "candidate retrieval trees and J(T)",
-              ("fragments/fragments", "evidence/evidence", "evidence/codemand", "prototypes/prototypes", "prototypes/fragment_question_edges",
-               "density/density", "classes/memberships", "classes/classes"), ("trees", "fragments.encoding"),
-              {"tree_nodes": trees_mod.TREE_NODES, "tree_scores": trees_mod.TREE_SCORES}, _trees,
-              (trees_mod, tokens_mod, exprs_mod, ids_mod, _trees_shard)),
-        Stage("simulation", "traversal simulation", ("affordances/affordances", "trees/tree_nodes", "trees/tree_scores"), (),
-              {"simulations": simulation_mod.SIMULATIONS}, _simulation, (simulation_mod, trees_mod, exprs_mod)),
-        Stage("chunks", "fixed-token chunks of the BM25 baseline", ("corpus/pages",), ("evaluation.chunk_tokens", "evaluation.encoding"),
-              {"chunks": chunks_mod.CHUNK}, _chunks, (chunks_mod, tokens_mod, pages_mod, _chunk_shard)),
-        Stage("evaluation", "measured evaluation of every strategy",
-              ("corpus/inventory", "corpus/pages", "fragments/fragments", "affordances/affordances", "prototypes/prototypes", "evidence/evidence",
-               "density/density", "trees/tree_nodes", "trees/tree_scores", "chunks/chunks", "gold", "dictionary"), ("evaluation", "affordances"),
-              {"gold": gold_mod.RESOLVED_GOLD, "retrievals": metrics_mod.RETRIEVALS,
-               "per_query": lambda p: metrics_mod.per_query_schema(p.evaluation), "metrics": metrics_mod.METRICS}, _evaluation,
-              (evaluation, ask, affordances, frames_mod, tokens_mod, exprs_mod, pages_mod, _strategy_task, ask_units, ask_leaves)),
+        Stage(
+            "corpus",
+            "discovery, loading, inventory and pages",
+            ("files",),
+            ("corpus",),
+            {"inventory": schemas_mod.INVENTORY, "pages": schemas_mod.PAGES},
+            _corpus,
+            (corpus, ids_mod, schemas_mod, per_document),
+        ),
+        Stage(
+            "fragments",
+            "hierarchical fragments",
+            ("corpus/pages",),
+            ("fragments",),
+            {"fragments": schemas_mod.FRAGMENTS},
+            _fragments,
+            (fragments_mod, tokens_mod, per_document),
+        ),
+        Stage(
+            "affordances",
+            "answer affordances with verified spans",
+            ("corpus/pages", "fragments/fragments"),
+            ("affordances",),
+            {"affordances": affordances_mod.AFFORDANCES, "rejected": affordances_mod.REJECTED},
+            _affordances,
+            (affordances, fragments_mod, per_document),
+        ),
+        Stage(
+            "prototypes",
+            "question prototypes and fragment-question edges",
+            ("affordances/affordances",),
+            (),
+            {"prototypes": prototypes_mod.PROTOTYPES, "fragment_question_edges": prototypes_mod.EDGES},
+            _prototypes,
+            (prototypes_mod, affordances, exprs_mod, frames_mod, _affordance_shards),
+        ),
+        Stage(
+            "classes",
+            "proposed question classes",
+            ("prototypes/prototypes",),
+            ("classes",),
+            {"classes": classes_mod.CLASSES, "memberships": classes_mod.MEMBERSHIPS},
+            _classes,
+            (classes_mod, exprs_mod, ids_mod),
+        ),
+        Stage(
+            "density",
+            "question density",
+            ("prototypes/prototypes",),
+            ("density",),
+            {"density": density_mod.DENSITY},
+            _density,
+            (density_mod, exprs_mod),
+        ),
+        Stage(
+            "proximity",
+            "prototype proximity",
+            ("prototypes/prototypes", "classes/memberships"),
+            ("proximity",),
+            {"proximity": proximity_mod.PROXIMITY},
+            _proximity,
+            (proximity_mod, exprs_mod),
+        ),
+        Stage(
+            "evidence",
+            "evidence units and co-demand",
+            ("affordances/affordances", "prototypes/prototypes", "density/density"),
+            ("evidence",),
+            {"evidence": evidence_mod.EVIDENCE, "codemand": evidence_mod.CODEMAND},
+            _evidence,
+            (evidence_mod, exprs_mod, ids_mod, _affordance_shards),
+        ),
+        Stage(
+            "graph",
+            "the Qspace graph",
+            (
+                "prototypes/prototypes",
+                "classes/memberships",
+                "classes/classes",
+                "prototypes/fragment_question_edges",
+                "proximity/proximity",
+                "density/density",
+            ),
+            (),
+            {"graph_nodes": graph_mod.GRAPH_NODES, "graph_edges": graph_mod.GRAPH_EDGES},
+            _graph,
+            (graph_mod, exprs_mod),
+        ),
+        Stage(
+            "trees",
+            "candidate retrieval trees and J(T)",
+            (
+                "fragments/fragments",
+                "evidence/evidence",
+                "evidence/codemand",
+                "prototypes/prototypes",
+                "prototypes/fragment_question_edges",
+                "density/density",
+                "classes/memberships",
+                "classes/classes",
+            ),
+            ("trees", "fragments.encoding"),
+            {"tree_nodes": trees_mod.TREE_NODES, "tree_scores": trees_mod.TREE_SCORES},
+            _trees,
+            (trees_mod, tokens_mod, exprs_mod, ids_mod, _trees_shard),
+        ),
+        Stage(
+            "simulation",
+            "traversal simulation",
+            ("affordances/affordances", "trees/tree_nodes", "trees/tree_scores"),
+            (),
+            {"simulations": simulation_mod.SIMULATIONS},
+            _simulation,
+            (simulation_mod, trees_mod, exprs_mod),
+        ),
+        Stage(
+            "chunks",
+            "fixed-token chunks of the BM25 baseline",
+            ("corpus/pages",),
+            ("evaluation.chunk_tokens", "evaluation.encoding"),
+            {"chunks": chunks_mod.CHUNK},
+            _chunks,
+            (chunks_mod, tokens_mod, pages_mod, _chunk_shard),
+        ),
+        Stage(
+            "evaluation",
+            "measured evaluation of every strategy",
+            (
+                "corpus/inventory",
+                "corpus/pages",
+                "fragments/fragments",
+                "affordances/affordances",
+                "prototypes/prototypes",
+                "evidence/evidence",
+                "density/density",
+                "trees/tree_nodes",
+                "trees/tree_scores",
+                "chunks/chunks",
+                "gold",
+                "dictionary",
+            ),
+            ("evaluation", "affordances"),
+            {
+                "gold": gold_mod.RESOLVED_GOLD,
+                "retrievals": metrics_mod.RETRIEVALS,
+                "per_query": lambda p: metrics_mod.per_query_schema(p.evaluation),
+                "metrics": metrics_mod.METRICS,
+            },
+            _evaluation,
+            (evaluation, ask, affordances, frames_mod, tokens_mod, exprs_mod, pages_mod, _strategy_task, ask_units, ask_leaves),
+        ),
     ]
 }
-
-

@@ -4,6 +4,7 @@
 (identical inputs, parameters and code) and computes and stores it otherwise. Every call is
 logged to `reports/<run>/stage_log.jsonl` so the runner can say what was reused.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,6 +40,7 @@ def find_project_root(start: Path | None = None) -> Path:
 
 
 # ---- batching: how much each streaming stage holds at once -------------------------------------
+
 
 @dataclass
 class Workbench:
@@ -84,6 +86,7 @@ class Workbench:
     # -- display helpers: paths shown relative to the project, never absolute ------------------
     def rel(self, path: Path) -> str:
         import os
+
         return Path(os.path.relpath(path.resolve(), self.root)).as_posix()
 
     # -- stages -----------------------------------------------------------------------------
@@ -154,22 +157,41 @@ class Workbench:
         if art is None:
             p = self.params.only(st.params, f"stage {stage!r}")
             tables = stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine))
-            manifest = {"version": st.code_version, "params": self.params.read(*st.params),
-                        "inputs": {ref: self._input_id(ref) for ref in st.inputs}}
+            manifest = {
+                "version": st.code_version,
+                "params": self.params.read(*st.params),
+                "inputs": {ref: self._input_id(ref) for ref in st.inputs},
+            }
             art = self.store.put(stage, aid, tables, manifest, schemas=st.schemas(p))
             action = "computed"
         self._arts[stage] = art
         self._actions[stage] = action
-        self._log({"notebook": self.notebook, "stage": stage, "artifact_id": aid, "action": action,
-                   "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
-                   "seconds": round(time.perf_counter() - t0, 3)})
+        self._log(
+            {
+                "notebook": self.notebook,
+                "stage": stage,
+                "artifact_id": aid,
+                "action": action,
+                "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
+                "seconds": round(time.perf_counter() - t0, 3),
+            }
+        )
         self._record(stage, aid)
         return art
 
     def ask(self, questions: list[str]) -> pl.DataFrame:
         """`qspace ask`: the questions answered from this run's stored artifacts (schema ask.ANSWERS)."""
-        t = {ref: self.table(ref) for ref in ("corpus/inventory", "fragments/fragments", "trees/tree_nodes", "trees/tree_scores",
-                                              "evidence/evidence", "prototypes/prototypes")}
+        t = {
+            ref: self.table(ref)
+            for ref in (
+                "corpus/inventory",
+                "fragments/fragments",
+                "trees/tree_nodes",
+                "trees/tree_scores",
+                "evidence/evidence",
+                "prototypes/prototypes",
+            )
+        }
         units = pl.concat(list(ask_units(t, self.params.affordances)))
         dictionary = dictionary_mod.load_dictionary(self.source("dictionary")[1])
         return ask_mod.answer(questions, units, ask_leaves(t), dictionary, self.params.evaluation)
@@ -179,7 +201,7 @@ class Workbench:
         return self.rel(self.corpus), self.choice.reason, self.choice.candidates
 
     def last_action(self, stage: str) -> str:
-        """"computed" or "reused": what this Workbench did for the stage."""
+        """ "computed" or "reused": what this Workbench did for the stage."""
         return self._actions.get(stage, "not run")
 
     def scan(self, stage: str, table: str | None = None) -> pl.LazyFrame:
@@ -203,10 +225,16 @@ class Workbench:
         with open(self.run_dir / "artifacts.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-            data = {**old, "artifacts": {**old.get("artifacts", {}), stage: aid}, "params_hash": self.params.hash(),
-                    "params_file": self.rel(self.root / self.params_file) if self.params_file else None,
-                    "gold": self.rel(self.gold_file) if self.gold_file else None, "corpus": self.rel(self.corpus),
-                    "corpus_reason": self.choice.reason, "corpus_candidates": self.choice.candidates}
+            data = {
+                **old,
+                "artifacts": {**old.get("artifacts", {}), stage: aid},
+                "params_hash": self.params.hash(),
+                "params_file": self.rel(self.root / self.params_file) if self.params_file else None,
+                "gold": self.rel(self.gold_file) if self.gold_file else None,
+                "corpus": self.rel(self.corpus),
+                "corpus_reason": self.choice.reason,
+                "corpus_candidates": self.choice.candidates,
+            }
             if data != old:
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -216,8 +244,9 @@ class Workbench:
 CONTRACTNLI = "../shared/corpora/qa-contractnli-dev/dev.json"  # the split the stored notebooks evaluate (notebook 07)
 
 
-def contractnli_workbench(root: Path, contractnli: str, params_file: str | None, run_name: str, notebook: str = "",
-                          workers: int = 1) -> "Workbench | None":
+def contractnli_workbench(
+    root: Path, contractnli: str, params_file: str | None, run_name: str, notebook: str = "", workers: int = 1
+) -> "Workbench | None":
     """The Workbench of the ContractNLI benchmark beside a run (`<run>-contractnli`): the split
     converted into reports/contractnli-dev/ (documents and gold file) and evaluated with the run's
     parameters. None when the file is absent (no ../shared/corpora)."""
@@ -227,5 +256,12 @@ def contractnli_workbench(root: Path, contractnli: str, params_file: str | None,
         return None
     out = reports_root(root) / "contractnli-dev"
     gold = contractnli_to_gold(path, out)
-    return Workbench(params_file=params_file, corpus_arg=str(out / "docs"), run_name=f"{run_name}-contractnli", gold=str(gold),
-                     notebook=notebook, project_root=root, workers=workers)
+    return Workbench(
+        params_file=params_file,
+        corpus_arg=str(out / "docs"),
+        run_name=f"{run_name}-contractnli",
+        gold=str(gold),
+        notebook=notebook,
+        project_root=root,
+        workers=workers,
+    )

@@ -6,26 +6,27 @@ Too few prototypes to cluster meaningfully fall back to the fixed archetypes bel
 named by its best-overlapping archetype and its two most common intents; names are unique.
 Classes are only *proposed*: a researcher accepts, renames or merges them.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
+from ..exprs import jaccard
 from ..ids import id_expr
 from ..params import ClassParams
-from ..exprs import jaccard
 from ..schemas import conform
 
 CLASSES = {
-    "class_id": pl.String,            # content id of the sorted member prototype ids
-    "name": pl.String,                # unique across classes
-    "archetype": pl.String,           # key of ARCHETYPES, or "other" when no archetype overlaps
+    "class_id": pl.String,  # content id of the sorted member prototype ids
+    "name": pl.String,  # unique across classes
+    "archetype": pl.String,  # key of ARCHETYPES, or "other" when no archetype overlaps
     "archetype_overlap": pl.Float64,  # Jaccard of the class's intent set with the archetype's
     "intents": pl.List(pl.String),
     "roles": pl.List(pl.String),
     "n_prototypes": pl.Int64,
-    "status": pl.String,              # always "proposed"
-    "method": pl.String,              # "agglomerative" or "archetype_fallback"
+    "status": pl.String,  # always "proposed"
+    "method": pl.String,  # "agglomerative" or "archetype_fallback"
 }
 
 MEMBERSHIPS = {
@@ -39,10 +40,17 @@ MEMBERSHIPS = {
 # (threshold_lookup: policies and budgets; owner_lookup: policies and SOPs).
 ARCHETYPES: dict[str, frozenset[str]] = {
     "finance_like": frozenset({"metric_lookup", "variance_explanation", "threshold_lookup"}),
-    "policy_like": frozenset({
-        "approval_lookup", "threshold_lookup", "owner_lookup", "effective_date_lookup",
-        "applicability_check", "exception_lookup", "rule_lookup",
-    }),
+    "policy_like": frozenset(
+        {
+            "approval_lookup",
+            "threshold_lookup",
+            "owner_lookup",
+            "effective_date_lookup",
+            "applicability_check",
+            "exception_lookup",
+            "rule_lookup",
+        }
+    ),
     "sop_like": frozenset({"next_step_lookup", "sla_lookup", "escalation_lookup", "owner_lookup"}),
 }
 OTHER = "other"  # a class none of whose intents is in any archetype (an intent added later, say)
@@ -71,9 +79,7 @@ def _best_archetype(df: pl.LazyFrame, key: str, intents: str) -> pl.LazyFrame:
         .sort([key, "archetype_overlap", "archetype"], descending=[False, True, False])
         .group_by(key, maintain_order=True)
         .first()
-        .with_columns(
-            pl.when(pl.col("archetype_overlap") > 0).then(pl.col("archetype")).otherwise(pl.lit(OTHER)).alias("archetype")
-        )
+        .with_columns(pl.when(pl.col("archetype_overlap") > 0).then(pl.col("archetype")).otherwise(pl.lit(OTHER)).alias("archetype"))
         .select(key, "archetype", "archetype_overlap")
     )
 
@@ -82,7 +88,9 @@ def features(prototypes: pl.DataFrame) -> pl.DataFrame:
     """Binary feature matrix: `intent:<x>` one-hot + `role:<r>` presence + `archetype:<a>` for the
     archetypes the intent belongs to (so a policy rule and a policy exception share something even
     when their roles differ), columns sorted, rows by prototype_id."""
-    arch = {i: sorted(f"archetype:{a}" for a, members in ARCHETYPES.items() if i in members) for i in sorted(set().union(*ARCHETYPES.values()))}
+    arch = {
+        i: sorted(f"archetype:{a}" for a, members in ARCHETYPES.items() if i in members) for i in sorted(set().union(*ARCHETYPES.values()))
+    }
     tokens = pl.concat_list(
         pl.concat_str(pl.lit("intent:"), pl.col("intent")),
         pl.col("intent").replace_strict(arch, default=[], return_dtype=pl.List(pl.String)),
@@ -243,13 +251,15 @@ def classes(prototypes: pl.LazyFrame, p: ClassParams) -> tuple[pl.DataFrame, pl.
     )
     label = pl.col("archetype").replace_strict(LABELS, default=pl.col("archetype"), return_dtype=pl.String)
     named = (
-        per_class.join(arch, on="_c").join(top, on="_c")
+        per_class.join(arch, on="_c")
+        .join(top, on="_c")
         .with_columns(_name(pl.col("_top"), label).alias("_base"))
         # equal names get " (2)", " (3)", ... in cluster order; base names never end in " (n)"
         .sort("_c")
         .with_columns(pl.int_range(1, pl.len() + 1).over("_base").alias("_dup"))
         .with_columns(
-            pl.when(pl.col("_dup") == 1).then(pl.col("_base"))
+            pl.when(pl.col("_dup") == 1)
+            .then(pl.col("_base"))
             .otherwise(pl.concat_str(pl.col("_base"), pl.lit(" ("), pl.col("_dup").cast(pl.String), pl.lit(")")))
             .alias("name"),
             pl.lit("proposed").alias("status"),
@@ -257,7 +267,5 @@ def classes(prototypes: pl.LazyFrame, p: ClassParams) -> tuple[pl.DataFrame, pl.
         )
     )
     out_classes = conform(named.sort(["n_prototypes", "name"], descending=[True, False]), CLASSES).collect()
-    out_members = conform(
-        members.join(named.select("_c", "class_id"), on="_c").sort(["class_id", "prototype_id"]), MEMBERSHIPS
-    ).collect()
+    out_members = conform(members.join(named.select("_c", "class_id"), on="_c").sort(["class_id", "prototype_id"]), MEMBERSHIPS).collect()
     return out_classes, out_members

@@ -10,12 +10,13 @@ into a probability over prototypes: the query distribution the tree stages minim
     density       = d_support * support_norm + d_importance * importance + d_doc * document_norm
     p_q           = density / sum(density)
 """
+
 from __future__ import annotations
 
 import polars as pl
 
-from ..params import DensityParams
 from ..exprs import exact_sum
+from ..params import DensityParams
 from ..schemas import conform
 
 DENSITY = {
@@ -32,6 +33,7 @@ DENSITY = {
     "p_q": pl.Float64,
     "rank": pl.Int64,  # 1 = densest; ties broken by prototype_id
 }
+
 
 def _norm(col: str) -> pl.Expr:
     # a corpus where every count is 0 has no support to spread: 0, not NaN

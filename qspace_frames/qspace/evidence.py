@@ -9,36 +9,37 @@ Co-demand says which roles questions need together:
 with p(q) the density's p_q and "e in q" meaning role e is in q's role signature. The diagonal
 S(e, e) is the total demand for role e.
 """
+
 from __future__ import annotations
 
 import polars as pl
 
+from ..exprs import exact_sum
 from ..ids import id_expr
 from ..params import EvidenceParams
-from ..exprs import exact_sum
 from ..schemas import conform
 
 EVIDENCE = {
-    "evidence_id": pl.String,      # content id of (fragment_id, role, value_start, value_end)
+    "evidence_id": pl.String,  # content id of (fragment_id, role, value_start, value_end)
     "fragment_id": pl.String,
     "doc_id": pl.String,
     "role": pl.String,
     "value": pl.String,
-    "value_start": pl.Int64,       # code-point offsets of the value in the document text
+    "value_start": pl.Int64,  # code-point offsets of the value in the document text
     "value_end": pl.Int64,
-    "span": pl.String,             # span of the best parent affordance (highest confidence, then smallest id)
+    "span": pl.String,  # span of the best parent affordance (highest confidence, then smallest id)
     "span_start": pl.Int64,
     "span_end": pl.Int64,
-    "confidence": pl.Float64,      # max parent confidence x confidence_factor
+    "confidence": pl.Float64,  # max parent confidence x confidence_factor
     "prototype_ids": pl.List(pl.String),
     "n_affordances": pl.Int64,
 }
 
 CODEMAND = {
-    "role_a": pl.String,           # role_a <= role_b; role_a == role_b is the role's total demand
+    "role_a": pl.String,  # role_a <= role_b; role_a == role_b is the role's total demand
     "role_b": pl.String,
     "S": pl.Float64,
-    "n_prototypes": pl.Int64,      # prototypes demanding both roles
+    "n_prototypes": pl.Int64,  # prototypes demanding both roles
 }
 
 
@@ -50,8 +51,7 @@ def evidence(affordances: pl.LazyFrame, p: EvidenceParams = EvidenceParams()) ->
     best = lambda c: pl.col(c).sort_by(["confidence", "affordance_id"], descending=[True, False]).first()  # noqa: E731
     out = (
         affordances.filter(pl.col("support") == "direct")
-        .select("affordance_id", "fragment_id", "doc_id", "prototype_id", "confidence",
-                "span", "span_start", "span_end", "roles")
+        .select("affordance_id", "fragment_id", "doc_id", "prototype_id", "confidence", "span", "span_start", "span_end", "roles")
         .explode("roles")
         .filter(pl.col("roles").is_not_null())
         .with_columns(

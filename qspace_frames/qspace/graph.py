@@ -17,6 +17,7 @@ Edge types (src -> dst, weight):
                    the relation is symmetric, stored once.
 Every edge endpoint is a node: edges naming an unknown prototype or class are dropped.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -55,19 +56,25 @@ def node_id(node_type: str, col: str | pl.Expr) -> pl.Expr:
     return pl.concat_str(pl.lit(PREFIX[node_type]), c)
 
 
-def _nodes(df: pl.LazyFrame, node_type: str, key: str, label: pl.Expr, weight: pl.Expr,
-           gap: pl.Expr = pl.lit(False)) -> pl.LazyFrame:
+def _nodes(df: pl.LazyFrame, node_type: str, key: str, label: pl.Expr, weight: pl.Expr, gap: pl.Expr = pl.lit(False)) -> pl.LazyFrame:
     return df.select(
-        node_id(node_type, key).alias("node_id"), pl.lit(node_type).alias("node_type"),
-        label.alias("label"), weight.cast(pl.Float64).alias("weight"), gap.alias("coverage_gap"),
+        node_id(node_type, key).alias("node_id"),
+        pl.lit(node_type).alias("node_type"),
+        label.alias("label"),
+        weight.cast(pl.Float64).alias("weight"),
+        gap.alias("coverage_gap"),
     )
 
 
-def _edges(df: pl.LazyFrame, edge_type: str, src: pl.Expr, dst: pl.Expr, weight: pl.Expr,
-           support: pl.Expr = pl.lit(None, dtype=pl.String)) -> pl.LazyFrame:
+def _edges(
+    df: pl.LazyFrame, edge_type: str, src: pl.Expr, dst: pl.Expr, weight: pl.Expr, support: pl.Expr = pl.lit(None, dtype=pl.String)
+) -> pl.LazyFrame:
     return df.select(
-        src.alias("src"), dst.alias("dst"), pl.lit(edge_type).alias("edge_type"),
-        weight.cast(pl.Float64).alias("weight"), support.alias("support"),
+        src.alias("src"),
+        dst.alias("dst"),
+        pl.lit(edge_type).alias("edge_type"),
+        weight.cast(pl.Float64).alias("weight"),
+        support.alias("support"),
     )
 
 
@@ -81,14 +88,16 @@ def graph(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(nodes, edges), schemas GRAPH_NODES and GRAPH_EDGES, sorted by (node_type, node_id) and (edge_type, src, dst)."""
     protos = (
-        prototypes.lazy().select("prototype_id", "canonical_name", "role_signature")
+        prototypes.lazy()
+        .select("prototype_id", "canonical_name", "role_signature")
         .join(density.lazy().select("prototype_id", "p_q"), on="prototype_id", how="left")
         .with_columns(pl.col("p_q").fill_null(0.0))
     )
     known = protos.select("prototype_id")
     # one answers edge per (fragment, prototype): the most confident, direct if any row is direct
     answers = (
-        fragments_edges.lazy().join(known, on="prototype_id", how="semi")
+        fragments_edges.lazy()
+        .join(known, on="prototype_id", how="semi")
         .group_by("fragment_id", "prototype_id")
         .agg(
             pl.col("doc_id").min(),
@@ -99,41 +108,57 @@ def graph(
     n_support = answers.group_by("prototype_id").agg(pl.col("fragment_id").n_unique().alias("_n"))
     protos = protos.join(n_support, on="prototype_id", how="left").with_columns(pl.col("_n").fill_null(0))
     frags = answers.group_by("fragment_id").agg(pl.col("doc_id").min())
-    roles = protos.select("prototype_id", "p_q", pl.col("role_signature").list.unique().alias("role")).explode("role").filter(
-        pl.col("role").is_not_null()
+    roles = (
+        protos.select("prototype_id", "p_q", pl.col("role_signature").list.unique().alias("role"))
+        .explode("role")
+        .filter(pl.col("role").is_not_null())
     )
     member = (
-        memberships.lazy().select("prototype_id", "class_id")
+        memberships.lazy()
+        .select("prototype_id", "class_id")
         .join(known, on="prototype_id", how="semi")
         .join(classes.lazy().select("class_id"), on="class_id", how="semi")
         .unique()
         .join(protos.select("prototype_id", "p_q"), on="prototype_id")
     )
-    cls = classes.lazy().select("class_id", "name").join(
-        member.group_by("class_id").agg(exact_sum("p_q").alias("_w")), on="class_id", how="left"
+    cls = (
+        classes.lazy()
+        .select("class_id", "name")
+        .join(member.group_by("class_id").agg(exact_sum("p_q").alias("_w")), on="class_id", how="left")
     )
     near = (
-        proximity.lazy().filter(pl.col("in_network"))
+        proximity.lazy()
+        .filter(pl.col("in_network"))
         .join(known, left_on="prototype_a", right_on="prototype_id", how="semi")
         .join(known, left_on="prototype_b", right_on="prototype_id", how="semi")
     )
 
-    nodes = pl.concat([
-        _nodes(protos, "prototype", "prototype_id", pl.col("canonical_name"), pl.col("p_q"), pl.col("_n") == 1),
-        _nodes(frags, "fragment", "fragment_id", pl.col("fragment_id"), pl.lit(1.0)),
-        _nodes(roles.group_by("role").agg(exact_sum("p_q")), "evidence_role", "role", pl.col("role"), pl.col("p_q")),
-        _nodes(cls, "class", "class_id", pl.col("name"), pl.col("_w").fill_null(0.0)),
-        _nodes(frags.select("doc_id").unique(), "document", "doc_id", pl.col("doc_id"), pl.lit(1.0)),
-    ]).sort(["node_type", "node_id"])
+    nodes = pl.concat(
+        [
+            _nodes(protos, "prototype", "prototype_id", pl.col("canonical_name"), pl.col("p_q"), pl.col("_n") == 1),
+            _nodes(frags, "fragment", "fragment_id", pl.col("fragment_id"), pl.lit(1.0)),
+            _nodes(roles.group_by("role").agg(exact_sum("p_q")), "evidence_role", "role", pl.col("role"), pl.col("p_q")),
+            _nodes(cls, "class", "class_id", pl.col("name"), pl.col("_w").fill_null(0.0)),
+            _nodes(frags.select("doc_id").unique(), "document", "doc_id", pl.col("doc_id"), pl.lit(1.0)),
+        ]
+    ).sort(["node_type", "node_id"])
 
-    edges = pl.concat([
-        _edges(answers, "answers", node_id("fragment", "fragment_id"), node_id("prototype", "prototype_id"),
-               pl.col("confidence"), pl.col("support")),
-        _edges(member, "member_of", node_id("prototype", "prototype_id"), node_id("class", "class_id"), pl.lit(1.0)),
-        _edges(roles, "requires_role", node_id("prototype", "prototype_id"), node_id("evidence_role", "role"), pl.col("p_q")),
-        _edges(frags, "in_document", node_id("fragment", "fragment_id"), node_id("document", "doc_id"), pl.lit(1.0)),
-        _edges(near, "near", node_id("prototype", "prototype_a"), node_id("prototype", "prototype_b"), pl.col("similarity")),
-    ]).sort(["edge_type", "src", "dst"])
+    edges = pl.concat(
+        [
+            _edges(
+                answers,
+                "answers",
+                node_id("fragment", "fragment_id"),
+                node_id("prototype", "prototype_id"),
+                pl.col("confidence"),
+                pl.col("support"),
+            ),
+            _edges(member, "member_of", node_id("prototype", "prototype_id"), node_id("class", "class_id"), pl.lit(1.0)),
+            _edges(roles, "requires_role", node_id("prototype", "prototype_id"), node_id("evidence_role", "role"), pl.col("p_q")),
+            _edges(frags, "in_document", node_id("fragment", "fragment_id"), node_id("document", "doc_id"), pl.lit(1.0)),
+            _edges(near, "near", node_id("prototype", "prototype_a"), node_id("prototype", "prototype_b"), pl.col("similarity")),
+        ]
+    ).sort(["edge_type", "src", "dst"])
 
     return conform(nodes, GRAPH_NODES).collect(), conform(edges, GRAPH_EDGES).collect()
 

@@ -4,26 +4,28 @@ Every unordered pair of prototypes, scored by six components in [0, 1] and their
 Pairs at or above `network_threshold` form the proximity network drawn in the Qspace graph.
 Sets are compared with Polars list set operations on a cross join, never a Python loop.
 """
+
 from __future__ import annotations
 
 import polars as pl
 
-from ..params import ProximityParams
 from ..exprs import jaccard
+from ..params import ProximityParams
 from ..schemas import conform
 
 PROXIMITY = {
-    "prototype_a": pl.String,      # prototype_a < prototype_b
+    "prototype_a": pl.String,  # prototype_a < prototype_b
     "prototype_b": pl.String,
-    "intent_match": pl.Float64,    # 1.0 when both have the same intent
-    "role_jaccard": pl.Float64,    # role signatures
-    "slot_jaccard": pl.Float64,    # slot signatures
-    "shape_jaccard": pl.Float64,   # {answer_shape, answer_type}
+    "intent_match": pl.Float64,  # 1.0 when both have the same intent
+    "role_jaccard": pl.Float64,  # role signatures
+    "slot_jaccard": pl.Float64,  # slot signatures
+    "shape_jaccard": pl.Float64,  # {answer_shape, answer_type}
     "fragment_overlap": pl.Float64,  # Jaccard of supporting fragment ids
-    "class_overlap": pl.Float64,   # 1.0 when both sit in a common class
+    "class_overlap": pl.Float64,  # 1.0 when both sit in a common class
     "similarity": pl.Float64,
     "in_network": pl.Boolean,
 }
+
 
 def _side(prototypes: pl.LazyFrame, memberships: pl.LazyFrame) -> pl.LazyFrame:
     """One row per prototype with the sets the components compare."""
@@ -64,11 +66,13 @@ def proximity(prototypes: pl.LazyFrame, memberships: pl.LazyFrame | pl.DataFrame
     shared = (
         each.join(each, on="frags", suffix="_b", nulls_equal=True)
         .filter(pl.col("prototype_id") < pl.col("prototype_id_b"))
-        .group_by(pl.col("prototype_id").alias("prototype_id_a"), "prototype_id_b").agg(pl.len().cast(pl.Int64).alias("_shared"))
+        .group_by(pl.col("prototype_id").alias("prototype_id_a"), "prototype_id_b")
+        .agg(pl.len().cast(pl.Int64).alias("_shared"))
     )
     n_frags = side.select("prototype_id", pl.col("frags").list.n_unique().cast(pl.Int64).alias("_n"))
     out = (
-        a.drop("frags_a").join(b.drop("frags_b"), how="cross")
+        a.drop("frags_a")
+        .join(b.drop("frags_b"), how="cross")
         .filter(pl.col("prototype_id_a") < pl.col("prototype_id_b"))
         .join(shared, on=["prototype_id_a", "prototype_id_b"], how="left")
         .join(n_frags.select(pl.col("prototype_id").alias("prototype_id_a"), pl.col("_n").alias("_na")), on="prototype_id_a")

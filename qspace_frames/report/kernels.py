@@ -1,6 +1,7 @@
 """The Jupyter kernels that execute a run's notebooks: the project's kernel spec, and warm
 kernels started once per run (or per test module, or sweep), reset before each notebook.
 """
+
 from __future__ import annotations
 
 import os

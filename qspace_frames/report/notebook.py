@@ -5,6 +5,7 @@ HTML without any script) and also saved under reports/<run>/charts/. A notebook 
 corpus: a chart with no data is replaced by a sentence, and `top_row` gives None for an empty
 frame instead of an IndexError.
 """
+
 from __future__ import annotations
 
 import hashlib

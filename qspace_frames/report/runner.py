@@ -3,6 +3,7 @@
 reports/<run>/ receives each executed notebook, its HTML, and index.html linking them. The
 stage log each notebook appends to says which artifacts were reused and which computed.
 """
+
 from __future__ import annotations
 
 import html
@@ -63,6 +64,7 @@ def to_html(ipynb: Path) -> Path:
 def write_index(run_dir: Path, run_name: str, pages: list[Path], failed: Path | None = None, error: str = "") -> Path:
     """index.html over the executed notebooks; a run that stopped names the notebook and the error
     and links its executed copy (with the traceback) after the ones that completed."""
+
     def link(p: Path) -> str:
         html_page = p.with_suffix(".html")
         name = f'<a href="{html.escape(html_page.name)}">{html.escape(p.stem)}</a>' if html_page.is_file() else html.escape(p.stem)
@@ -70,14 +72,23 @@ def write_index(run_dir: Path, run_name: str, pages: list[Path], failed: Path | 
 
     items = "\n".join(link(p) for p in pages)
     if failed is not None:
-        items += f'\n<li><strong>failed here:</strong> {link(failed)[4:-5]}</li>'
+        items += f"\n<li><strong>failed here:</strong> {link(failed)[4:-5]}</li>"
     where = f"in {failed.stem}" if failed is not None else "before its notebooks"
-    stopped = (f'<p><strong>This run stopped {html.escape(where)}</strong>: {html.escape(error)}. '
-               'The notebooks listed completed; a failed one is linked with its traceback.</p>') if error else ""
+    stopped = (
+        (
+            f"<p><strong>This run stopped {html.escape(where)}</strong>: {html.escape(error)}. "
+            "The notebooks listed completed; a failed one is linked with its traceback.</p>"
+        )
+        if error
+        else ""
+    )
     extras = sorted(f.name for f in run_dir.iterdir() if f.suffix in {".csv", ".jsonl", ".json", ".md"})
     files = "\n".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in extras)
-    dash = '<p><a href="dashboard.html">Dashboard</a>: the run in numbers, the baseline comparison and every chart.</p>' \
-        if (run_dir / "dashboard.html").is_file() else ""
+    dash = (
+        '<p><a href="dashboard.html">Dashboard</a>: the run in numbers, the baseline comparison and every chart.</p>'
+        if (run_dir / "dashboard.html").is_file()
+        else ""
+    )
     doc = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
@@ -136,7 +147,7 @@ def _publish_stopped(root: Path, run_dir: Path, executed: list[Path], failed: Pa
 
 def stage_log(run_dir: Path) -> list[dict]:
     path = run_dir / "stage_log.jsonl"
-    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
 
 
 def summarize_log(entries: list[dict], notebook: str | None = None) -> tuple[int, int]:
@@ -173,8 +184,19 @@ def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, co
 
     gold_fp = fingerprint(gold)
     dictionary = dictionary_fingerprint(root / "params" / "dictionary")  # notebooks 07 and 08 answer with it
-    return sha256_hex(canonical_json({"params": params.hash(), "corpus": fp, "gold": gold_fp, "dictionary": dictionary,
-                                      "code": code_hash(), "run": run_name, "contractnli": fingerprint(contractnli)}))
+    return sha256_hex(
+        canonical_json(
+            {
+                "params": params.hash(),
+                "corpus": fp,
+                "gold": gold_fp,
+                "dictionary": dictionary,
+                "code": code_hash(),
+                "run": run_name,
+                "contractnli": fingerprint(contractnli),
+            }
+        )
+    )
 
 
 def declared_parameters(nb: Path) -> set[str]:
@@ -183,8 +205,13 @@ def declared_parameters(nb: Path) -> set[str]:
 
     cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
     src = next(("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), "")
-    return {t.id for node in ast.parse(src).body if isinstance(node, (ast.Assign, ast.AnnAssign))
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    return {
+        t.id
+        for node in ast.parse(src).body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
 
 
 def notebook_parameters(nb: Path, run: dict) -> dict:
@@ -205,8 +232,17 @@ def _write_json(path: Path, data: dict) -> None:
     tmp.replace(path)
 
 
-def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: list[str] | None = None,
-        out=sys.stdout, gold: str | None = None, kernels: list[WarmKernel] | None = None, contractnli: str = "") -> int:
+def run(
+    root: Path,
+    params_file: str,
+    run_name: str,
+    corpus: str | None,
+    only: list[str] | None = None,
+    out=sys.stdout,
+    gold: str | None = None,
+    kernels: list[WarmKernel] | None = None,
+    contractnli: str = "",
+) -> int:
     """Compute, then render: every artifact through the library first (one process and its pool),
     then the notebooks (or those named in `only`), which only read the store, on warm kernels side
     by side (one per core); the last notebook, the report, after the others. A notebook whose
@@ -228,8 +264,11 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
     plan, previous = [], ""
     for nb in nbs:  # a notebook's key chains the one before it: an edit re-renders it and all after
         previous = _notebook_key(nb, base, previous)
-        kept = keys.get(nb.stem, {}).get("key") == previous and (run_dir / nb.name).is_file() \
+        kept = (
+            keys.get(nb.stem, {}).get("key") == previous
+            and (run_dir / nb.name).is_file()
             and _artifacts_present(root, params, keys[nb.stem])
+        )
         plan.append((nb, previous, kept))
     todo = [(nb, key) for nb, key, kept in plan if not kept]
     for nb, _, kept in plan:
@@ -245,9 +284,16 @@ def run(root: Path, params_file: str, run_name: str, corpus: str | None, only: l
             if error:
                 _publish_stopped(root, run_dir, [], None, error, [nb for nb, _ in todo], out)
                 return 1
-        failed = _render(root, run_dir, todo, pool, keys, keys_path, progress,
-                         {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "",
-                          "contractnli": contractnli})
+        failed = _render(
+            root,
+            run_dir,
+            todo,
+            pool,
+            keys,
+            keys_path,
+            progress,
+            {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "", "contractnli": contractnli},
+        )
     finally:
         if kernels is None:
             for k in pool:
@@ -277,8 +323,9 @@ def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, g
     from ..pipeline import Workbench
 
     try:
-        return Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold,
-                         workers=os.cpu_count() or 1)
+        return Workbench(
+            params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold, workers=os.cpu_count() or 1
+        )
     except FileNotFoundError:
         return None
 
@@ -308,8 +355,9 @@ def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress
     return ""
 
 
-def _render(root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys: dict, keys_path: Path, progress: "Progress",
-            values: dict) -> tuple[Path, str] | None:
+def _render(
+    root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys: dict, keys_path: Path, progress: "Progress", values: dict
+) -> tuple[Path, str] | None:
     """Execute the notebooks in `todo` on the kernels of `pool` side by side, the last one after
     all others, each with its HTML; returns (notebook, error) for the first that failed."""
     if not todo:
@@ -331,8 +379,17 @@ def _render(root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys:
         target, t0 = run_dir / nb.name, time.perf_counter()
         warm = free.get()
         try:
-            pm.execute_notebook(str(nb), str(target), kernel_name=warm.kernel_name, language="python", cwd=str(root), progress_bar=False,
-                                log_output=False, **warm.fresh(), parameters=notebook_parameters(nb, {**values, "notebook": nb.stem}))
+            pm.execute_notebook(
+                str(nb),
+                str(target),
+                kernel_name=warm.kernel_name,
+                language="python",
+                cwd=str(root),
+                progress_bar=False,
+                log_output=False,
+                **warm.fresh(),
+                parameters=notebook_parameters(nb, {**values, "notebook": nb.stem}),
+            )
         except Exception as e:  # a cell raised (papermill's error), or the kernel died, notebook unreadable, ...
             if isinstance(e, PapermillExecutionError):
                 first = (e.source or "").strip().splitlines()[:1]
@@ -356,7 +413,10 @@ def _render(root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys:
             keys[nb.stem] = {"key": key, "artifacts": sorted({f"{e['stage']}/{e['artifact_id']}" for e in log})}
             _write_json(keys_path, keys)
             done[0] += 1
-        progress.line(f"{nb.stem}: rendered in {time.perf_counter() - t0:.1f}s ({done[0]}/{len(todo)}; {reused} artifact(s) read, {computed} computed)")
+        progress.line(
+            f"{nb.stem}: rendered in {time.perf_counter() - t0:.1f}s "
+            f"({done[0]}/{len(todo)}; {reused} artifact(s) read, {computed} computed)"
+        )
 
     for nb, _ in todo:  # copies of this run's notebooks that will be rendered again are not the report any more
         keys.pop(nb.stem, None)
@@ -404,8 +464,9 @@ def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout)
             continue
         print(f"refreshing {nb_path.name} ...", file=out, flush=True)
         nb = nbformat.read(nb_path, as_version=4)
-        client = NotebookClient(nb, kernel_name=kernel_name(), timeout=1800, record_timing=False,
-                                resources={"metadata": {"path": str(nb_path.parent)}})
+        client = NotebookClient(
+            nb, kernel_name=kernel_name(), timeout=1800, record_timing=False, resources={"metadata": {"path": str(nb_path.parent)}}
+        )
         try:
             client.execute()
         except CellExecutionError as e:
@@ -438,15 +499,26 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
             log = stage_log(reports_root(root) / run_name)
             up = summarize_log([e for e in log if e["stage"] not in TREE_STAGES])
             down = summarize_log([e for e in log if e["stage"] in TREE_STAGES])
-            print(f"   upstream stages: {up[0]} reused, {up[1]} recomputed; tree/simulation/evaluation: {down[0]} reused, {down[1]} computed",
-                  file=out, flush=True)
+            print(
+                f"   upstream stages: {up[0]} reused, {up[1]} recomputed; tree/simulation/evaluation: {down[0]} reused, {down[1]} computed",
+                file=out,
+                flush=True,
+            )
         run_dir = reports_root(root) / name
         run_dir.mkdir(parents=True, exist_ok=True)
         target = run_dir / SWEEP_NOTEBOOK
         print(f"== comparing {len(weight_files)} weight sets -> {target.relative_to(root)}", file=out, flush=True)
-        pm.execute_notebook(str(root / "notebooks" / SWEEP_NOTEBOOK), str(target), kernel_name=pool[0].kernel_name, language="python",
-                            cwd=str(root), progress_bar=False, log_output=False, **pool[0].fresh(),
-                            parameters={"weights": list(weight_files), "corpus": corpus or "", "run_name": name})
+        pm.execute_notebook(
+            str(root / "notebooks" / SWEEP_NOTEBOOK),
+            str(target),
+            kernel_name=pool[0].kernel_name,
+            language="python",
+            cwd=str(root),
+            progress_bar=False,
+            log_output=False,
+            **pool[0].fresh(),
+            parameters={"weights": list(weight_files), "corpus": corpus or "", "run_name": name},
+        )
     finally:
         for k in pool:
             k.close()

@@ -3,6 +3,7 @@
 Each is a function of a step's frames, so the notebook and `report.final_report_md` print the
 same numbers from the same code.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -10,26 +11,45 @@ import polars as pl
 
 def files_by_status(inv: pl.DataFrame) -> pl.DataFrame:
     """Files and bytes by extension and load status."""
-    return (inv.group_by("ext", "load_status").agg(pl.len().alias("files"), pl.col("bytes").sum().alias("bytes"))
-            .sort("ext", "load_status", nulls_last=True))
+    return (
+        inv.group_by("ext", "load_status")
+        .agg(pl.len().alias("files"), pl.col("bytes").sum().alias("bytes"))
+        .sort("ext", "load_status", nulls_last=True)
+    )
 
 
 def fragment_kinds(fr: pl.DataFrame) -> pl.DataFrame:
     """Fragments and tokens by kind."""
-    return fr.group_by("kind").agg(pl.len().alias("fragments"), pl.col("n_tokens").sum().alias("tokens"),
-                                   pl.col("n_tokens").median().alias("median_tokens"), pl.col("n_tokens").max().alias("max_tokens")).sort("kind")
+    return (
+        fr.group_by("kind")
+        .agg(
+            pl.len().alias("fragments"),
+            pl.col("n_tokens").sum().alias("tokens"),
+            pl.col("n_tokens").median().alias("median_tokens"),
+            pl.col("n_tokens").max().alias("max_tokens"),
+        )
+        .sort("kind")
+    )
 
 
 def questions_by_intent(aff: pl.DataFrame) -> pl.DataFrame:
     """Direct and partial questions by intent, with their mean confidence."""
-    return aff.group_by("intent").agg((pl.col("support") == "direct").sum().alias("direct"), (pl.col("support") == "partial").sum().alias("partial"),
-                                      pl.col("confidence").mean().round(3).alias("mean_confidence")).sort("intent")
+    return (
+        aff.group_by("intent")
+        .agg(
+            (pl.col("support") == "direct").sum().alias("direct"),
+            (pl.col("support") == "partial").sum().alias("partial"),
+            pl.col("confidence").mean().round(3).alias("mean_confidence"),
+        )
+        .sort("intent")
+    )
 
 
 def top_prototypes(protos: pl.DataFrame) -> pl.DataFrame:
     """Prototypes, the most supported first."""
     return protos.sort(["n_fragments", "prototype_id"], descending=[True, False]).select(
-        "canonical_name", "canonical_question", "answer_shape", "answer_type", "n_fragments", "n_docs")
+        "canonical_name", "canonical_question", "answer_shape", "answer_type", "n_fragments", "n_docs"
+    )
 
 
 def class_table(cls: pl.DataFrame) -> pl.DataFrame:
@@ -37,19 +57,31 @@ def class_table(cls: pl.DataFrame) -> pl.DataFrame:
 
 
 def density_table(dens: pl.DataFrame) -> pl.DataFrame:
-    return dens.sort("rank").select("rank", "canonical_name", pl.col("support_norm", "document_norm", "risk_prior", "importance", "density", "p_q").round(3))
+    return dens.sort("rank").select(
+        "rank", "canonical_name", pl.col("support_norm", "document_norm", "risk_prior", "importance", "density", "p_q").round(3)
+    )
 
 
 def evidence_roles(ev: pl.DataFrame) -> pl.DataFrame:
     """Evidence units by role."""
-    return ev.group_by("role").agg(pl.len().alias("units"), pl.col("value").n_unique().alias("distinct_values"),
-                                   pl.col("confidence").mean().round(3).alias("mean_confidence")).sort("role")
+    return (
+        ev.group_by("role")
+        .agg(
+            pl.len().alias("units"),
+            pl.col("value").n_unique().alias("distinct_values"),
+            pl.col("confidence").mean().round(3).alias("mean_confidence"),
+        )
+        .sort("role")
+    )
 
 
 def codemand_pairs(cd: pl.DataFrame) -> pl.DataFrame:
     """Pairs of distinct roles, the most often needed together first."""
-    return (cd.filter(pl.col("role_a") != pl.col("role_b")).sort("S", "role_a", "role_b", descending=[True, False, False])
-            .select("role_a", "role_b", pl.col("S").round(4), "n_prototypes"))
+    return (
+        cd.filter(pl.col("role_a") != pl.col("role_b"))
+        .sort("S", "role_a", "role_b", descending=[True, False, False])
+        .select("role_a", "role_b", pl.col("S").round(4), "n_prototypes")
+    )
 
 
 def graph_nodes_by_type(nodes: pl.DataFrame) -> pl.DataFrame:
@@ -62,13 +94,28 @@ def graph_edges_by_type(edges: pl.DataFrame) -> pl.DataFrame:
 
 def tree_candidates(scores: pl.DataFrame) -> pl.DataFrame:
     """Per candidate shape: how often J(T) selected it, its mean J, size and depth."""
-    return scores.group_by("candidate").agg(pl.col("selected").sum().alias("selected"), pl.col("J").mean().round(4).alias("mean_J"),
-                                            pl.col("n_nodes").mean().round(2).alias("mean_nodes"),
-                                            pl.col("max_depth").mean().round(2).alias("mean_depth")).sort("candidate")
+    return (
+        scores.group_by("candidate")
+        .agg(
+            pl.col("selected").sum().alias("selected"),
+            pl.col("J").mean().round(4).alias("mean_J"),
+            pl.col("n_nodes").mean().round(2).alias("mean_nodes"),
+            pl.col("max_depth").mean().round(2).alias("mean_depth"),
+        )
+        .sort("candidate")
+    )
 
 
 def simulations_by_candidate(sims: pl.DataFrame) -> pl.DataFrame:
     """Replayed questions by the shape of their fragment's selected tree."""
-    return sims.group_by("candidate").agg(pl.len().alias("questions"), pl.col("correct").mean().alias("correct"),
-                                          pl.col("nodes_visited").mean().round(2), pl.col("context_tokens").mean().round(1),
-                                          pl.col("path_length").mean().round(2)).sort("candidate")
+    return (
+        sims.group_by("candidate")
+        .agg(
+            pl.len().alias("questions"),
+            pl.col("correct").mean().alias("correct"),
+            pl.col("nodes_visited").mean().round(2),
+            pl.col("context_tokens").mean().round(1),
+            pl.col("path_length").mean().round(2),
+        )
+        .sort("candidate")
+    )

@@ -1,4 +1,5 @@
 """Where a project's runs and artifact store live on disk."""
+
 from __future__ import annotations
 
 import os

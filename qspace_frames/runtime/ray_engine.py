@@ -3,6 +3,7 @@
 A document travels as one row with its rows nested (`nest`), so however Ray cuts the batches a
 document is never split; the outputs come back in order and are merged as the local engine's.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,7 @@ def ray_init(workers: int = 2) -> None:
         if ray.is_initialized():
             return
         try:
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                     configure_logging=False)
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False, logging_level="ERROR", configure_logging=False)
         except Exception:
             ray.shutdown()
             if attempt == 2:

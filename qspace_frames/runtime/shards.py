@@ -5,6 +5,7 @@ input into shards (`doc_shards`, `key_shards`, `DocCursor`), runs them in the po
 (`run_tasks`), and orders what does not arrive in order through an external sort
 (`SortSpill`). Nothing here knows what a document holds.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -181,8 +182,6 @@ class SortSpill:
         return pl.scan_parquet(path).slice(first, spans[-1][0] + spans[-1][1] - first).collect()
 
 
-
-
 def _slice(df: pl.DataFrame, lo: str, hi: str) -> pl.DataFrame:
     """The rows of a frame sorted by doc_id whose doc_id lies in [lo, hi] (a zero-copy slice)."""
     col = df["doc_id"]
@@ -220,9 +219,6 @@ def run_tasks(fn: Callable, tasks: Iterable[tuple], workers: int) -> Iterator:
         yield from (fn(*t) for t in itertools.chain(head, tasks))
     else:
         yield from workers_mod.imap(fn, itertools.chain(head, tasks), workers)
-
-
-
 
 
 def as_batches(frames: pl.DataFrame | Iterable[pl.DataFrame]) -> Iterable[pl.DataFrame]:

@@ -14,6 +14,7 @@ stripped, so editing an adapter recomputes its stage and fixing a typo in a comm
 Models: Kedro's runner (nodes never see the catalog) and Hamilton's cache key (code version with
 docs stripped, dependency data versions).
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,6 +33,7 @@ from ..ids import sha256_hex
 @dataclass(frozen=True)
 class Runtime:
     """How a stage runs (never what it computes: no artifact id or byte depends on it)."""
+
     workers: int = 1
     engine: str = "local"
 
@@ -74,8 +76,13 @@ def _stripped(source: str) -> str:
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree)
 
@@ -94,6 +101,8 @@ def run(stage: Stage, inputs: dict[str, Any], p, rt: Runtime) -> Iterator[tuple[
         want, got = schemas[name], dict(df.schema)
         if list(got) != list(want) or any(got[k] != v for k, v in want.items()):
             diff = {k: (str(want.get(k)), str(got.get(k))) for k in dict.fromkeys([*want, *got]) if want.get(k) != got.get(k)}
-            raise StageOutputError(f"stage {stage.name!r}, table {name!r}: columns differ from the declared schema "
-                                   f"(column: (declared, written)) {diff or 'same columns, another order'}")
+            raise StageOutputError(
+                f"stage {stage.name!r}, table {name!r}: columns differ from the declared schema "
+                f"(column: (declared, written)) {diff or 'same columns, another order'}"
+            )
         yield name, df

@@ -15,6 +15,7 @@ that stage's write. Points, in order: tmp_created, table_written (once per table
 synced (bytes fsynced, not yet published), renamed (published, before the run log records it).
 tests/test_crash_safety.py kills runs there and checks no half artifact is ever visible.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -137,8 +138,14 @@ def _value_bytes(arr) -> Iterator[tuple[str, memoryview | bytes]]:
     if pa.types.is_null(t):
         yield "valid", bytes(n)
         return
-    if not (pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_boolean(t)
-            or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)):
+    if not (
+        pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_temporal(t)
+    ):
         # anything else (decimals, categoricals, ...) as the text Polars writes for it
         yield from _value_bytes(pl.from_arrow(arr).cast(pl.String).to_arrow().cast(pa.large_string()))
         return
@@ -148,7 +155,7 @@ def _value_bytes(arr) -> Iterator[tuple[str, memoryview | bytes]]:
     if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
         offsets = np.frombuffer(bufs[1], dtype="<i8", count=n + 1, offset=arr.offset * 8)
         lengths = np.diff(offsets)
-        data = memoryview(bufs[2])[offsets[0]:offsets[-1]] if bufs[2] is not None else b""
+        data = memoryview(bufs[2])[offsets[0] : offsets[-1]] if bufs[2] is not None else b""
         if valid is not None and lengths[valid == 0].any():  # a null's slot holds bytes (Polars leaves some): drop them
             data = np.frombuffer(data, dtype=np.uint8)[np.repeat(valid.astype(bool), lengths)]
             lengths = np.where(valid == 1, lengths, 0)
@@ -241,13 +248,13 @@ class TableWriter:
             self._buf = self._buf or [pl.DataFrame(schema=self._schema)]
             self._flush()
         self._writer.close()
-        return {"rows": self.rows, "content_hash": self._hasher.hexdigest(),
-                "columns": {k: str(v) for k, v in self._schema.items()}}
+        return {"rows": self.rows, "content_hash": self._hasher.hexdigest(), "columns": {k: str(v) for k, v in self._schema.items()}}
 
 
 @dataclass(frozen=True)
 class Table:
     """One stored table: what a stage is given to read (a path, so it crosses to a pool task as is)."""
+
     path: Path
 
     def scan(self) -> pl.LazyFrame:

@@ -12,6 +12,7 @@ A task's frames go in and come back through files in shared memory (Arrow IPC, r
 without a copy) instead of the pickle pipe, which copies every byte several times: the trees'
 nodes alone cost the run a second of kernel time that way.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -54,6 +55,7 @@ def _warm(ship_dir: str, modules: tuple[str, ...]) -> None:
 @dataclass(frozen=True)
 class _Shipped:
     """A frame written to `path` by one side of the pool; the other side reads it and deletes the file."""
+
     path: str
 
 
@@ -68,6 +70,7 @@ def _each(obj, fn):
 
 def _ship(obj, folder: Path):
     """`obj` with its large frames (also inside tuples, lists and dicts) written to files in `folder`."""
+
     def one(x):
         if not (isinstance(x, pl.DataFrame) and x.estimated_size() >= SHIP_BYTES):
             return x
@@ -87,6 +90,7 @@ def _land(obj, keep: bool = True):
     """The inverse of `_ship`: each frame maps its file without a copy (Arrow's memory map; Polars'
     own reader copies), and the file's name is removed at once: the mapping keeps its pages until
     the frame is dropped. `keep=False` only removes the files."""
+
     def one(x):
         if not isinstance(x, _Shipped):
             return x
@@ -175,8 +179,7 @@ def _pool(workers: int) -> tuple[ProcessPoolExecutor, Path]:
         root = _ship_root()
         _sweep(root)
         ship = Path(tempfile.mkdtemp(prefix=f"qspace-ship-{os.getpid()}-", dir=root))
-        ex = ProcessPoolExecutor(max_workers=workers, mp_context=_WorkerContext(),
-                                 initializer=_warm, initargs=(str(ship), tuple(PRELOAD)))
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=_WorkerContext(), initializer=_warm, initargs=(str(ship), tuple(PRELOAD)))
         _pools[workers] = ex, ship
     return ex, ship
 

@@ -13,6 +13,7 @@ Canonical text, relied on by the fragment and detector stages:
   place) and csv/json/jsonl (one record per line);
 - table rows are ``Row <n>: <col> = <val>; <col> = <val>``: empty cells are skipped, columns are
   named by the header row when there is one, else ``col<k>`` (k counts from 1)."""
+
 from __future__ import annotations
 
 import re
@@ -41,9 +42,11 @@ from .word import load_docx
 
 __all__ = ["FORMATS", "STATUSES", "Format", "Loaded", "load_file"]
 
+
 @dataclass(frozen=True)
 class Format:
     """One row of the format registry: everything the project knows about a file extension."""
+
     loader: str  # the loader's name in the inventory
     read: Callable[[bytes, CorpusParams], Text]
     text: bool  # a text format: a 0-byte file is "empty" (a 0-byte PDF is broken)
@@ -116,7 +119,5 @@ def _finish(doc: Text, p: CorpusParams) -> Loaded:
         return as_loaded("empty", doc.empty, n_pages=doc.n_pages)
     total = sum(len(text) for _, text in doc.pages)
     if total > p.max_doc_chars:
-        return as_loaded(
-            "too_large", f"text is {total:,} characters, over max_doc_chars={p.max_doc_chars:,}", n_pages=doc.n_pages
-        )
+        return as_loaded("too_large", f"text is {total:,} characters, over max_doc_chars={p.max_doc_chars:,}", n_pages=doc.n_pages)
     return as_loaded("loaded", doc.note, doc.pages, doc.n_pages)

@@ -2,6 +2,7 @@
 `Stop` to end a load with a definite status, one-line reasons, quiet libraries, the canonical
 table-row and block text, and sniffing text bytes (byte-order marks, encodings, control characters).
 """
+
 from __future__ import annotations
 
 import codecs
@@ -25,7 +26,6 @@ class Loaded:
     reason: str  # one line; "" only when status is "loaded" and nothing is worth saying
     pages: list[Page]  # (page number, text); page is None for pageless formats
     n_pages: int | None  # pdf pages, pptx slides, xlsx sheets; None for pageless formats
-
 
 
 @dataclass
@@ -83,7 +83,6 @@ def quiet_libraries() -> Iterator[None]:
                 lg.setLevel(level)
 
 
-
 def one_line(s: str) -> str:
     """Collapse all whitespace (newlines, tabs, NBSP) to single spaces: headings, cells, leaves."""
     return " ".join(s.split())
@@ -98,11 +97,7 @@ def block_text(s: str) -> str:
 def row_line(label: str, values: list[str], names: list[str] | None = None) -> str | None:
     """`<label>: name = value; ...` over the non-empty values, or None if the row is empty."""
     names = names or []
-    parts = [
-        f"{names[k] if k < len(names) and names[k] else f'col{k + 1}'} = {v}"
-        for k, v in enumerate(values)
-        if v
-    ]
+    parts = [f"{names[k] if k < len(names) and names[k] else f'col{k + 1}'} = {v}" for k, v in enumerate(values) if v]
     return f"{label}: " + "; ".join(parts) if parts else None
 
 

@@ -1,5 +1,5 @@
-"""HTML: headings, blocks, list items and tables as canonical text; scripts, styles and the head skipped.
-"""
+"""HTML: headings, blocks, list items and tables as canonical text; scripts, styles and the head skipped."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,6 +1,7 @@
 """The checks every Office Open XML package passes before a library opens it: a zip, not an old
 OLE file, parts that do not inflate past the limits, XML without entity declarations.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -41,14 +42,11 @@ def check_package(data: bytes, p: CorpusParams) -> None:
         if ratio > p.max_zip_ratio:
             raise Stop(
                 "too_large",
-                f"zip compression ratio {ratio:,.0f}:1 ({total:,} bytes from {len(data):,}), "
-                f"over max_zip_ratio={p.max_zip_ratio:g}",
+                f"zip compression ratio {ratio:,.0f}:1 ({total:,} bytes from {len(data):,}), over max_zip_ratio={p.max_zip_ratio:g}",
             )
         names = {i.filename for i in infos}
         if "[Content_Types].xml" not in names:
-            raise Stop(
-                "error", f"not an Office package: [Content_Types].xml missing from the zip ({len(names)} members)"
-            )
+            raise Stop("error", f"not an Office package: [Content_Types].xml missing from the zip ({len(names)} members)")
         for info in infos:
             if info.filename.lower().endswith((".xml", ".rels")):
                 _check_xml_prolog(zf, info)

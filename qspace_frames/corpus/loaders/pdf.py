@@ -1,5 +1,5 @@
-"""PDF through pypdf: one page of text per page; encrypted and image-only files say so.
-"""
+"""PDF through pypdf: one page of text per page; encrypted and image-only files say so."""
+
 from __future__ import annotations
 
 import io
@@ -85,9 +85,7 @@ def _empty_is_user_password(reader) -> bool | None:
 
         e = reader._encryption
         if e.V <= 4:
-            key = AlgV4.verify_user_password(
-                b"", e.R, e.Length, e.values.O, e.values.U, e.P, e.id1_entry, e.EncryptMetadata
-            )
+            key = AlgV4.verify_user_password(b"", e.R, e.Length, e.values.O, e.values.U, e.P, e.id1_entry, e.EncryptMetadata)
         else:
             key = AlgV5.verify_user_password(e.R, b"", e.values.U, e.values.UE)
         return bool(key)

@@ -1,6 +1,7 @@
 """Plain text and Markdown: returned exactly as decoded, but for Markdown's YAML front matter,
 blanked in place (its title becomes a `# Title` heading of the same length, so offsets hold).
 """
+
 from __future__ import annotations
 
 import datetime as dt

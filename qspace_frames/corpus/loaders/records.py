@@ -1,6 +1,7 @@
 """Record formats, one record per line: CSV rows as table rows, JSON and JSON Lines flattened to
 `key.path = value` lines (depth-limited).
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,6 +1,7 @@
 """Presentations (.pptx) through python-pptx: one page per slide, its title as a heading, text
 frames and tables in reading order.
 """
+
 from __future__ import annotations
 
 import io

@@ -1,6 +1,7 @@
 """Workbooks (.xlsx and its macro and template variants) through openpyxl: one page per sheet, rows
 as table rows, bounded by the text budget.
 """
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,6 +1,7 @@
 """Word documents (.docx) through python-docx: paragraphs in body order, heading styles as
 heading levels, tables as table rows.
 """
+
 from __future__ import annotations
 
 import io
