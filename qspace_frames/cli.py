@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .params import ParamsError, load_params
 from .pipeline import CONTRACTNLI, find_project_root
-from .runtime.paths import reports_root
+from .runtime.paths import reports_root, shown
 
 
 def _bad_params(root: Path, *files: str) -> bool:
@@ -144,8 +144,7 @@ def _report(args) -> int:
         return 2
     print(
         f"Report rebuilt from stored artifacts ({len(executed)} notebook(s) exported, {len(written)} files written): "
-        f"{index.relative_to(root)}, "
-        f"{(run_dir / 'dashboard.html').relative_to(root)}"
+        f"{shown(index, root)}, {shown(run_dir / 'dashboard.html', root)}"
     )
     return 0
 

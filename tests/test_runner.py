@@ -14,6 +14,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from qspace_frames.cli import main
 from qspace_frames.report.kernels import WarmKernel, kernel_name
 from qspace_frames.report.runner import run
+from qspace_frames.runtime.paths import reports_root
 
 
 def mini_project(tmp_path, root, cells):
@@ -29,8 +30,8 @@ def mini_project(tmp_path, root, cells):
 
 @pytest.fixture(autouse=True)
 def project_reports(monkeypatch):
-    """These runs happen in temporary projects, whose own reports/ is already scratch: the suite's
-    redirection of runs and store (conftest) does not apply to them."""
+    """Runs in temporary projects (`mini_project`) keep their own reports/, already scratch: the
+    suite's redirection of runs and store (conftest) does not apply to them."""
     monkeypatch.delenv("QSPACE_REPORTS", raising=False)
     monkeypatch.delenv("QSPACE_STORE", raising=False)
 
@@ -129,7 +130,9 @@ def test_second_run_keeps_unchanged_notebooks_and_reruns_edited_ones(tmp_path, r
     assert "one, edited" in (proj / "reports" / "again" / "01_step.ipynb").read_text()
 
 
-def test_eval_command_writes_metrics_json(root, tmp_path):
+def test_eval_command_writes_metrics_json(root, tmp_path, monkeypatch):
+    monkeypatch.setenv("QSPACE_REPORTS", str(tmp_path / "reports"))  # a run of this project: not into its reports/
+    monkeypatch.setenv("QSPACE_STORE", str(tmp_path / "store"))
     """`qspace eval` on the sample corpus with the example gold file: every strategy, every budget."""
     import json
 
@@ -152,7 +155,7 @@ def test_eval_command_writes_metrics_json(root, tmp_path):
         cwd=root,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    metrics = json.loads((root / "reports" / name / "evaluation" / "metrics.json").read_text())
+    metrics = json.loads((reports_root(root) / name / "evaluation" / "metrics.json").read_text())
     assert set(metrics) == {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
     for strategy, m in metrics.items():
         assert m["n_queries"] == 5

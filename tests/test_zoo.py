@@ -23,6 +23,7 @@ import pytest
 from qspace_frames.evaluation.gold_sets import policyqa_to_gold
 from qspace_frames.report.kernels import KERNELS, WarmKernel, kernel_name
 from qspace_frames.report.runner import run
+from qspace_frames.runtime.paths import reports_root, shown
 
 pytestmark = pytest.mark.notebooks
 
@@ -128,11 +129,11 @@ def outputs(nb_path: Path) -> tuple[str, list[str]]:
 
 def run_through_notebooks(root: Path, folder: Path, name: str, params: Path, kernels: list[WarmKernel], gold: Path | None = None) -> Path:
     out = io.StringIO()
-    run_dir = root / "reports" / name
+    run_dir = reports_root(root) / name
     shutil.rmtree(run_dir, ignore_errors=True)
     code = run(root, str(params), name, str(folder), out=out, gold=str(gold) if gold else None, kernels=kernels)
     assert code == 0, out.getvalue()
-    assert f"Report: reports/{name}/index.html" in out.getvalue()
+    assert f"Report: {shown(reports_root(root) / name / 'index.html', root)}" in out.getvalue()
     for page in ("index.html", "dashboard.html", "final_report.md", "inventory.csv"):
         assert (run_dir / page).is_file(), page
     pages = sorted(run_dir.glob("[0-9][0-9]_*.ipynb"))

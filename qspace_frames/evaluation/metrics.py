@@ -46,7 +46,7 @@ def per_query_schema(p: EvalParams) -> dict:
         "query_id": pl.String,
         "doc_id": pl.String,
         "gold_chars": pl.Int64,
-        **{f"recall_at_{b}": pl.Float64 for b in p.budgets},
+        **{recall_column(b): pl.Float64 for b in p.budgets},
         "first_gold_rank": pl.Int64,
         "correct_fragment": pl.Boolean,
         "missed": pl.Boolean,
@@ -272,24 +272,7 @@ def per_query(
         )
         .sort(["strategy", "query_id"])
     )
-    schema = {
-        "strategy": pl.String,
-        "query_id": pl.String,
-        "doc_id": pl.String,
-        "gold_chars": pl.Int64,
-        **{recall_column(b): pl.Float64 for b in p.budgets},
-        "first_gold_rank": pl.Int64,
-        "correct_fragment": pl.Boolean,
-        "missed": pl.Boolean,
-        "tokens_to_first_gold": pl.Int64,
-        "nodes_visited": pl.Int64,
-        "path_length": pl.Int64,
-        "citation_locality": pl.Float64,
-        "tokens_loaded": pl.Int64,
-        "n_units": pl.Int64,
-        "total_cost": pl.Float64,
-    }
-    return out.select([pl.col(c).cast(t) for c, t in schema.items()]).collect()
+    return out.select([pl.col(c).cast(t) for c, t in per_query_schema(p).items()]).collect()
 
 
 def metrics(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..ids import canonical_json, sha256_hex
 from ..params import load_params
-from ..runtime.paths import reports_root
+from ..runtime.paths import reports_root, shown
 from .kernels import KERNELS, WarmKernel, kernel_name
 
 
@@ -140,7 +140,7 @@ def _publish_stopped(root: Path, run_dir: Path, executed: list[Path], failed: Pa
         if failed is not None:
             to_html(failed)
         index = publish(root, run_dir, executed, failed, error)
-        print(f"Partial report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)
+        print(f"Partial report: {shown(index, root)}", file=out)
     except Exception as e:  # the report of a stopped run must not hide why it stopped
         print(f"  (no partial report: {type(e).__name__}: {e})", file=out)
 
@@ -313,7 +313,7 @@ def run(
         print(f"Nothing recomputed: {total_reused} artifact(s) read from the store{kept}.", file=out)
     else:
         print(f"{total_computed} artifact(s) computed, {total_reused} reused.", file=out)
-    print(f"Report: {index.relative_to(root) if index.is_relative_to(root) else index}", file=out)
+    print(f"Report: {shown(index, root)}", file=out)
     return 0
 
 
@@ -507,7 +507,7 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
         run_dir = reports_root(root) / name
         run_dir.mkdir(parents=True, exist_ok=True)
         target = run_dir / SWEEP_NOTEBOOK
-        print(f"== comparing {len(weight_files)} weight sets -> {target.relative_to(root)}", file=out, flush=True)
+        print(f"== comparing {len(weight_files)} weight sets -> {shown(target, root)}", file=out, flush=True)
         pm.execute_notebook(
             str(root / "notebooks" / SWEEP_NOTEBOOK),
             str(target),
@@ -524,5 +524,5 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
             k.close()
     to_html(target)
     index = write_index(run_dir, name, [target])
-    print(f"Report: {index.relative_to(root)}", file=out)
+    print(f"Report: {shown(index, root)}", file=out)
     return 0

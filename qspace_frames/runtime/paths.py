@@ -21,3 +21,8 @@ def store_root(root: Path, params: Params) -> Path:
     replaces its default, never a folder a parameters file names."""
     default = params.store.root == StoreParams().root
     return root / (os.environ.get(STORE_ENV, params.store.root) if default else params.store.root)
+
+
+def shown(path: Path, root: Path) -> str:
+    """A path as a message shows it: relative to the project when it is inside it."""
+    return str(path.relative_to(root) if path.is_relative_to(root) else path)
