@@ -90,10 +90,19 @@ def qspace(
     p: EvalParams,
     ap: AffordanceParams | None = None,
 ) -> pl.DataFrame:
-    """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions."""
+    """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions:
+    BM25 of the question's sentences and fragments, the prototype boosts of the selected trees'
+    leaves, one ranking, then the units loaded in rank order within the budget."""
     q = gold_queries(gold).collect()
-    queries = q.lazy()
-    ap = ap or AffordanceParams()
+    s_score, sents, f_score = _bm25_scores(q, fragments, p, ap or AffordanceParams())
+    sig, boosted, top_proto = _prototype_boosts(q.lazy(), prototypes, density, evidence, nodes, scores, sents)
+    units = _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p)
+    return _loaded(units, p)
+
+
+def _bm25_scores(q: pl.DataFrame, fragments, p: EvalParams, ap: AffordanceParams) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
+    """(sentence scores, the questions' documents' sentences, fragment scores): BM25 of each
+    question over the sentences and the fragments of the whole corpus, counted in one pass."""
     # every sentence of every fragment is a unit a reader can load (a leaf or the fragment's remainder);
     # the corpus is read a slice of fragments at a time, and only the questions' own documents are kept whole
     cols = ["doc_id", "fragment_id", "kind", "heading_path", "char_start", "char_end", "text"]
@@ -142,6 +151,13 @@ def qspace(
     f_score = f_score.join(frag_units.lazy().select("chunk", "fragment_id"), on="chunk").select(
         "query_id", "fragment_id", pl.col("score").alias("f_bm25")
     )
+    return s_score, sents, f_score
+
+
+def _prototype_boosts(queries: pl.LazyFrame, prototypes, density, evidence, nodes, scores, sents: pl.LazyFrame):
+    """(sig, boosted, top_proto): each question's candidate-set number, the boost of every
+    sentence that holds a selected-tree leaf answering one of its candidate prototypes (with the
+    leaf's depth), and the best boost of the corpus per candidate set (to normalise by)."""
     # candidate prototypes of the question, and the selected-tree leaves that answer them. Questions
     # with the same candidates get the same boosts: each distinct candidate set is computed once.
     cand = (
@@ -197,8 +213,14 @@ def qspace(
     empty = pl.DataFrame(schema={"_k": places.schema["_k"], "proto": pl.Float64, "leaf_depth": pl.Int64, "_s": pl.Int64})
     boosted = pl.concat([empty, *[x.select(empty.columns).cast(empty.schema) for x in boosted]]).join(places, on="_k").drop("_k")
     top_proto = pl.concat([pl.DataFrame(schema={"_s": pl.Int64, "_max_proto": pl.Float64}), *top_proto])
+    return sig, boosted, top_proto
+
+
+def _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p: EvalParams) -> pl.DataFrame:
+    """Every loadable sentence of each question's document with its score: its own BM25, its
+    fragment's (weighted) and its normalised prototype boost, best first."""
     key = ["_s", "fragment_id", "char_start"]
-    units = (
+    return (
         s_score.join(sents.select("chunk", "fragment_id", "char_start", "char_end", "text"), on="chunk")
         .join(f_score, on=["query_id", "fragment_id"], how="left")
         .join(sig.lazy(), on="query_id", how="left")
@@ -218,6 +240,11 @@ def qspace(
         .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
         .collect()
     )
+
+
+def _loaded(units: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+    """The ranked units loaded in order within the budget, each charged its nodes: the fragment
+    the first time it is entered, the tree path to a leaf, the sentence itself."""
     # exact token counts, only as far down each query's ranking as a reader can load
     n_tokens = count_ranked(units, "text", p).lazy()
     # nodes: a fragment node the first time its fragment is entered, the tree path to a leaf, the sentence itself
