@@ -39,9 +39,6 @@ def find_project_root(start: Path | None = None) -> Path:
     return here
 
 
-# ---- batching: how much each streaming stage holds at once -------------------------------------
-
-
 @dataclass
 class Workbench:
     """One run's view of the pipeline: parameters, corpus, store and run folder."""
@@ -54,7 +51,7 @@ class Workbench:
     # per-document stages: "local" (a process pool of `workers`) or "ray"; no artifact id or byte depends on it
     engine: str = field(default_factory=lambda: os.environ.get("QSPACE_ENGINE", "local"))
     notebook: str = ""
-    reports_dir: Path | None = None  # default: <project>/reports
+    reports_dir: Path | None = None  # default: <project>/reports (runtime.paths.reports_root)
     gold: str | None = None  # a gold-question JSONL file; default: silver questions from the affordances
     params: Params = field(init=False)
     _arts: dict[str, Artifact] = field(default_factory=dict, init=False)
