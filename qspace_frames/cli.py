@@ -137,7 +137,7 @@ def _report(args) -> int:
     try:
         run = Run.open(run_dir, root)
         steps = exports.steps_of(run)
-        written = exports.write(run, *steps) if steps else []
+        written = (exports.write(run, *steps) if steps else []) + exports.write_charts(run)
         index = publish(root, run_dir, executed)
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -177,14 +177,26 @@ def test_index_and_dashboard_render_offline_with_every_chart(browser, sample_run
 
 
 def test_report_command_rebuilds_without_recomputing(sample_run, root):
+    """`qspace report` rebuilds the report and rewrites the exports and charts from the stored
+    artifacts, with the functions the notebooks called: the same bytes, and no stage runs."""
+    from qspace_frames.report.charts import RUN_CHARTS
+
     (sample_run / "dashboard.html").unlink()
     before = (sample_run / "stage_log.jsonl").read_text()
+    drawn = {name: (sample_run / "charts" / f"{name}.svg").read_bytes() for name in RUN_CHARTS}  # by the notebooks
+    exported = {
+        f: (sample_run / f).read_bytes() for f in ("inventory.csv", "fragments.jsonl", "retrieval_trees.jsonl", "evaluation/per_query.csv")
+    }
+    for f in [*(sample_run / "charts" / f"{name}.svg" for name in RUN_CHARTS), *(sample_run / f for f in exported)]:
+        f.unlink()
     out = subprocess.run(
         [sys.executable, "-m", "qspace_frames.cli", "report", "--run", sample_run.name], capture_output=True, text=True, cwd=root
     )
     assert out.returncode == 0, out.stderr
     assert (sample_run / "dashboard.html").is_file() and "Report rebuilt" in out.stdout
     assert (sample_run / "stage_log.jsonl").read_text() == before  # no stage ran
+    assert {name: (sample_run / "charts" / f"{name}.svg").read_bytes() for name in RUN_CHARTS} == drawn
+    assert {f: (sample_run / f).read_bytes() for f in exported} == exported
     missing = subprocess.run(
         [sys.executable, "-m", "qspace_frames.cli", "report", "--run", "no-such-run"], capture_output=True, text=True, cwd=root
     )

@@ -360,3 +360,44 @@ def sweep_selection(sel: pl.DataFrame) -> alt.Chart:
         )
         .properties(title="Selected tree shape per weight set", width=WIDTH)
     )
+
+
+# ---- a run's charts, by the name they are saved under (charts/<name>.svg) -------------------------
+# name -> (the stages it reads, the chart of a run: a Workbench or a finished `dashboard.Run`). The
+# notebooks draw these same charts from the same tables; `exports.write_charts` draws them for a
+# run that has no notebooks (a library run, `qspace report`).
+
+
+def _tree_components(run) -> alt.Chart:
+    from ..trees.compile import COMPONENTS
+
+    return component_profile(run.read("trees", "tree_scores"), COMPONENTS)
+
+
+RUN_CHARTS = {
+    "file_types": (("corpus",), lambda r: file_types(r.read("corpus", "inventory"))),
+    "load_statuses": (("corpus",), lambda r: load_statuses(r.read("corpus", "inventory"))),
+    "fragment_kinds": (("fragments",), lambda r: fragment_kinds(r.read("fragments"))),
+    "token_distribution": (("fragments",), lambda r: token_distribution(r.read("fragments"))),
+    "fragments_per_document": (
+        ("corpus", "fragments"),
+        lambda r: fragments_per_document(r.read("fragments"), r.read("corpus", "inventory")),
+    ),
+    "intent_frequencies": (("affordances",), lambda r: intent_frequencies(r.read("affordances"))),
+    "prototype_support": (("prototypes",), lambda r: prototype_support(r.read("prototypes"))),
+    "class_by_intent": (("classes",), lambda r: class_by_intent(r.read("classes"), r.read("classes", "memberships"))),
+    "class_by_role": (
+        ("classes", "prototypes"),
+        lambda r: class_by_role(r.read("classes"), r.read("classes", "memberships"), r.read("prototypes")),
+    ),
+    "density_ranking": (("density",), lambda r: density_ranking(r.read("density"))),
+    "proximity_heatmap": (("proximity", "density"), lambda r: proximity_heatmap(r.read("proximity"), r.read("density"))),
+    "proximity_network": (("proximity", "density"), lambda r: proximity_network(r.read("proximity"), r.read("density"))),
+    "codemand_heatmap": (("evidence",), lambda r: codemand_heatmap(r.read("evidence", "codemand"))),
+    "candidate_scores": (("trees",), lambda r: candidate_scores(r.read("trees", "tree_scores"))),
+    "component_profile": (("trees",), _tree_components),
+    "recall_curves": (
+        ("evaluation",),
+        lambda r: recall_curves(r.read("evaluation", "metrics"), "Evidence recall vs tokens loaded (this run)"),
+    ),
+}

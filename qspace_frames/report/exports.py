@@ -227,6 +227,21 @@ def write(wb, *steps: str) -> list[str]:
     return [p.relative_to(wb.run_dir).as_posix() for s in steps or STEPS for p in STEPS[s][1](wb)]
 
 
+def write_charts(run) -> list[str]:
+    """Every chart of `charts.RUN_CHARTS` the run has the stages for, as charts/<name>.svg (the
+    bytes the notebooks save); a chart with no data leaves no file. Paths relative to the run folder."""
+    from .charts import RUN_CHARTS
+    from .notebook import save_svg
+
+    has = getattr(run, "has", lambda stage: True)
+    out = []
+    for name, (stages, chart) in RUN_CHARTS.items():
+        path = run.run_dir / "charts" / f"{name}.svg"
+        if all(has(s) for s in stages) and save_svg(chart(run), path) is not None:
+            out.append(path.relative_to(run.run_dir).as_posix())
+    return out
+
+
 def steps_of(run) -> list[str]:
     """The steps whose stages a finished run (`report.Run`) holds: a partial run exports what it has."""
     return [s for s, (stages, _) in STEPS.items() if all(run.has(st) for st in stages)]

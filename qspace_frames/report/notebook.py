@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 import altair as alt
 import polars as pl
@@ -44,22 +45,32 @@ def has_data(spec: dict) -> bool:
 def show(chart: alt.Chart, wb: Workbench | None = None, name: str | None = None, empty: str = ""):
     """The chart as SVG (saved as charts/<name>.svg); a chart with no data is replaced by the
     sentence `empty` (or one naming the chart), and no stale file of that name is left behind."""
-    import vl_convert as vlc
     from IPython.display import SVG
 
-    spec = chart.to_dict()
     out = wb.run_dir / "charts" / f"{name}.svg" if wb is not None and name else None
-    if not has_data(spec):
-        title = spec.get("title") or name or "this chart"
+    svg = save_svg(chart, out)
+    if svg is None:
+        title = chart.to_dict().get("title") or name or "this chart"
         title = title.get("text", name) if isinstance(title, dict) else title
+        return Sentence(empty or f"Nothing to draw for {title!r}: its table is empty in this corpus.")
+    return SVG(data=svg)
+
+
+def save_svg(chart: alt.Chart, out: Path | None) -> str | None:
+    """The chart as SVG, written to `out` when given; None (and no stale file at `out`) when the
+    chart has no data. The notebooks (`show`) and `exports.write_charts` draw through here."""
+    import vl_convert as vlc
+
+    spec = chart.to_dict()
+    if not has_data(spec):
         if out is not None:
             out.unlink(missing_ok=True)
-        return Sentence(empty or f"Nothing to draw for {title!r}: its table is empty in this corpus.")
+        return None
     svg = stable_ids(vlc.vegalite_to_svg(spec))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(svg, encoding="utf-8")
-    return SVG(data=svg)
+    return svg
 
 
 _GRADIENT = re.compile(r"gradient_\d+")
