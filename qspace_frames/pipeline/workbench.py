@@ -134,12 +134,17 @@ class Workbench:
         stage, _, name = ref.partition("/")
         return self.artifact(stage).table(name or stage)
 
-    def compute(self, stage: str) -> dict[str, pl.DataFrame]:
-        """The stage's tables computed from its stored inputs, not stored (for tests and debugging)."""
+    def _outputs(self, stage: str):
+        """(the stage's checked output stream, its schemas), computed from its stored inputs."""
         st = STAGES[stage]
         p = self.params.only(st.params, f"stage {stage!r}")
-        parts: dict[str, list[pl.DataFrame]] = {name: [pl.DataFrame(schema=schema)] for name, schema in st.schemas(p).items()}
-        for name, df in stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine)):
+        return stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine)), st.schemas(p)
+
+    def compute(self, stage: str) -> dict[str, pl.DataFrame]:
+        """The stage's tables computed from its stored inputs, not stored (for tests and debugging)."""
+        pairs, schemas = self._outputs(stage)
+        parts: dict[str, list[pl.DataFrame]] = {name: [pl.DataFrame(schema=schema)] for name, schema in schemas.items()}
+        for name, df in pairs:
             parts[name].append(df)
         return {name: pl.concat(dfs) for name, dfs in parts.items()}
 
@@ -152,14 +157,13 @@ class Workbench:
         art = self.store.get(stage, aid)
         action = "reused"
         if art is None:
-            p = self.params.only(st.params, f"stage {stage!r}")
-            tables = stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine))
+            tables, schemas = self._outputs(stage)
             manifest = {
                 "version": st.code_version,
                 "params": self.params.read(*st.params),
                 "inputs": {ref: self._input_id(ref) for ref in st.inputs},
             }
-            art = self.store.put(stage, aid, tables, manifest, schemas=st.schemas(p))
+            art = self.store.put(stage, aid, tables, manifest, schemas=schemas)
             action = "computed"
         self._arts[stage] = art
         self._actions[stage] = action

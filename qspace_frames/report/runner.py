@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..ids import canonical_json, sha256_hex
 from ..params import load_params
-from ..runtime.paths import reports_root, shown
+from ..runtime.paths import reports_root, shown, store_root
 from .kernels import KERNELS, WarmKernel, kernel_name
 
 
@@ -175,7 +175,7 @@ def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, co
     run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code."""
     from ..ask.dictionary import dictionary_fingerprint
 
-    fp = sha256_hex(canonical_json(wb.files().select("path", "bytes", "sha256", "discover_error").rows())) if wb else None
+    fp = wb.source("files")[0] if wb else None  # the corpus stage's own input id
 
     def fingerprint(f: str | None) -> str | None:
         path = Path(f) if f else None
@@ -221,8 +221,7 @@ def notebook_parameters(nb: Path, run: dict) -> dict:
 
 
 def _artifacts_present(root: Path, params, entry: dict) -> bool:
-    store = Path(params.store.root)
-    store = store if store.is_absolute() else root / store
+    store = store_root(root, params)
     return all((store / a / "manifest.json").is_file() for a in entry.get("artifacts", []))
 
 

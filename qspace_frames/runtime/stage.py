@@ -49,11 +49,6 @@ class Stage:
     code: tuple = ()  # the modules and helper functions fn runs: part of the artifact id
 
     @property
-    def stages_read(self) -> list[str]:
-        """The stages whose tables this one reads, in declared order."""
-        return list(dict.fromkeys(i.split("/")[0] for i in self.inputs if "/" in i))
-
-    @property
     def code_version(self) -> str:
         return sha256_hex("".join(code_hash(c) for c in (self.fn, *self.code)))[:16]
 
