@@ -179,3 +179,68 @@ def test_eval_command_writes_metrics_json(root, tmp_path, monkeypatch):
         cwd=root,
     )
     assert bad.returncode == 2 and "missing.jsonl" in bad.stderr
+
+
+def writing_project(tmp_path, root):
+    """Two notebooks that print a random number and write it into the run folder: a copy of a
+    rendering shows the same numbers, an execution new ones."""
+    body = (
+        "import pathlib, random\n"
+        "value = random.random()\n"
+        "out = pathlib.Path('reports') / run_name / 'drawn' / f'{notebook}.txt'\n"
+        "out.parent.mkdir(parents=True, exist_ok=True)\n"
+        "out.write_text(str(value))\n"
+        "print(value)"
+    )
+    return mini_project(tmp_path, root, [[body], [body]])
+
+
+def drawn(proj, run_name: str) -> list[str]:
+    run_dir = proj / "reports" / run_name
+    return [(run_dir / "drawn" / f"0{i}_step.txt").read_text() for i in (1, 2)]
+
+
+def test_a_new_run_name_copies_the_rendering_instead_of_executing_it(tmp_path, root):
+    proj = writing_project(tmp_path, root)
+    assert run(proj, "params/default.yaml", "first", None, out=io.StringIO()) == 0
+    (proj / "reports" / "second" / "drawn").mkdir(parents=True)
+    (proj / "reports" / "second" / "drawn" / "left-over.txt").write_text("from an earlier rendering")
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "second", None, out=out) == 0
+    assert out.getvalue().count("the same rendering as an earlier run") == 2 and "rendered in" not in out.getvalue()
+    assert drawn(proj, "second") == drawn(proj, "first")  # copied, not executed again
+    assert not (proj / "reports" / "second" / "drawn" / "left-over.txt").exists()  # the folder holds this rendering only
+    first, second = (proj / "reports" / name for name in ("first", "second"))
+    for i in (1, 2):
+        a, b = ((d / f"0{i}_step.ipynb").read_text() for d in (first, second))
+        assert 'run_name = \\"second\\"' in b and b == a.replace('run_name = \\"first\\"', 'run_name = \\"second\\"')
+        assert "second" in (second / f"0{i}_step.html").read_text()
+    # an edited notebook is executed again under any name; the one before it is still copied
+    nb = nbformat.read(proj / "notebooks" / "02_step.ipynb", as_version=4)
+    nb.cells[1].source += "\nprint('edited')"
+    nbformat.write(nb, proj / "notebooks" / "02_step.ipynb")
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "third", None, out=out) == 0
+    assert "02_step: rendered" in out.getvalue() and "edited" in (proj / "reports" / "third" / "02_step.ipynb").read_text()
+
+
+def test_an_executed_notebook_depends_only_on_its_inputs(tmp_path, root):
+    """Rendered twice from scratch (no rendering kept), a notebook is the same bytes but for its
+    run's name: papermill's timestamps and the random id of the cell it injects are scrubbed."""
+    proj = mini_project(tmp_path, root, [["print('same')"]])
+    assert run(proj, "params/default.yaml", "one", None, out=io.StringIO()) == 0
+    shutil.rmtree(proj / "reports" / "store" / "renders")
+    assert run(proj, "params/default.yaml", "two", None, out=io.StringIO()) == 0
+    one, two = ((proj / "reports" / n / "01_step.ipynb").read_text() for n in ("one", "two"))
+    assert two == one.replace('run_name = \\"one\\"', 'run_name = \\"two\\"') and '"id": "injected-parameters"' in one
+
+
+def test_a_damaged_kept_rendering_is_rendered_again(tmp_path, root):
+    proj = writing_project(tmp_path, root)
+    assert run(proj, "params/default.yaml", "first", None, out=io.StringIO()) == 0
+    for nb in (proj / "reports" / "store" / "renders").glob("*/notebooks/*.ipynb"):
+        nb.write_text("not a notebook")
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "second", None, out=out) == 0
+    assert "could not reuse the kept rendering" in out.getvalue() and "02_step: rendered" in out.getvalue()
+    assert drawn(proj, "second") != drawn(proj, "first")

@@ -13,14 +13,19 @@ from jupyter_client.manager import KernelManager
 KERNEL = "qspace-frames"
 KERNELS = max(1, min(os.cpu_count() or 1, 4))  # notebooks rendered side by side: one kernel a core
 
-# Imported once when a run's kernel starts (while the library computes). jsonschema, which altair
-# imports, loads rfc3987_syntax when it is installed to check "iri" formats, and that compiles a
-# grammar at import: 2.0 s of the 3.5 s a kernel spent importing. Nothing here validates IRIs, so
-# in the run's own kernels the package stands in as absent (jsonschema then skips that format).
-PRELOAD = """import sys
-sys.modules.setdefault("rfc3987_syntax", None)
-import polars, altair, qspace_frames.report.notebook, qspace_frames.report.charts, qspace_frames.report.exports
+# jsonschema (imported by nbformat in a run's process, by altair in its kernels) loads rfc3987_syntax
+# when it is installed, to check "iri" formats, and that compiles a grammar at import: 1.6-2.0 s
+# per process. Nothing here validates IRIs, so a run's processes take the package as absent
+# (jsonschema then skips that format).
+WITHOUT_IRI_GRAMMAR = 'import sys\nsys.modules.setdefault("rfc3987_syntax", None)\n'
+# Imported once when a run's kernel starts (while the library computes), and vl-convert's engine
+# started with one tiny chart.
+PRELOAD = (
+    WITHOUT_IRI_GRAMMAR
+    + """import polars, altair, qspace_frames.report.notebook, qspace_frames.report.charts, qspace_frames.report.exports
+qspace_frames.report.notebook.warm_up()
 """
+)
 # Run before each notebook in a shared kernel: what a fresh kernel would have (an empty namespace,
 # Polars' default display settings, cell numbers from 1 in a new history session), so a notebook's
 # outputs do not depend on the notebooks run before it in the same kernel.
@@ -38,6 +43,7 @@ class WarmKernel:
 
     def __init__(self, kernel_name: str, cwd: Path):
         self.kernel_name, self.cwd, self.km = kernel_name, cwd, None
+        self.preload: tuple | None = None  # (client, msg_id) of the imports, until their reply is read
 
     def start(self) -> None:
         """Start the kernel and have it import what every notebook imports, without waiting: the
@@ -46,28 +52,35 @@ class WarmKernel:
             self.close()
             self.km = TrackedKernel(kernel_name=self.kernel_name)
             self.km.start_kernel(cwd=str(self.cwd))
-            self._send(PRELOAD)
+            self.preload = self._send(PRELOAD)
 
     def _send(self, code: str) -> tuple:
         c = self.km.client()
         c.start_channels()
         return c, c.execute(code, silent=True, store_history=False)
 
+    @staticmethod
+    def _reply(client, msg_id: str, what: str) -> None:
+        """Wait for the shell reply to `msg_id` (only the shell channel is read: no wait for IOPub)."""
+        while (reply := client.get_shell_msg(timeout=120))["parent_header"].get("msg_id") != msg_id:
+            pass
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"kernel {what} failed: {reply['content'].get('evalue', '')}")
+
     def fresh(self) -> dict:
         """papermill's keyword arguments for the next notebook: the kernel, reset. The reset goes
         through a new client: a client's sockets are tied to the event loop that was current when
         it was made, and nbclient runs each notebook in a loop of its own."""
         self.start()
+        if self.preload is not None:  # its client must live until the imports ran: stopped early, it drops them unsent
+            self._reply(*self.preload, "imports")
+            self.preload = None
         self.km.drop_clients()  # the previous notebook's: nbclient leaves a client it did not start the kernel for running
-        # only the shell reply is read (queued until the socket connects), so no wait for IOPub
-        control, msg_id = self._send(RESET)
-        while (reply := control.get_shell_msg(timeout=120))["parent_header"].get("msg_id") != msg_id:
-            pass
-        if reply["content"]["status"] != "ok":
-            raise RuntimeError(f"kernel reset failed: {reply['content'].get('evalue', '')}")
+        self._reply(*self._send(RESET), "reset")
         return {"km": self.km}
 
     def close(self) -> None:
+        self.preload = None
         if self.km is not None:
             self.km.drop_clients()
             if self.km.has_kernel:
@@ -92,6 +105,11 @@ class TrackedKernel(KernelManager):
         for c in self.clients:
             c.stop_channels()
         self.clients = []
+
+
+def without_iri_grammar() -> None:
+    """WITHOUT_IRI_GRAMMAR in this process: call before nbformat is first imported."""
+    sys.modules.setdefault("rfc3987_syntax", None)
 
 
 def kernel_name() -> str:

@@ -73,6 +73,14 @@ def save_svg(chart: alt.Chart, out: Path | None) -> str | None:
     return svg
 
 
+def warm_up() -> None:
+    """Draw one tiny chart: vl-convert starts its JavaScript engine on a process's first chart
+    (~0.7 s), which a warm kernel pays while the library computes instead of in a notebook."""
+    import vl_convert as vlc
+
+    vlc.vegalite_to_svg({"mark": "point", "data": {"values": [{"x": 0}]}, "encoding": {"x": {"field": "x", "type": "quantitative"}}})
+
+
 _GRADIENT = re.compile(r"gradient_\d+")
 
 

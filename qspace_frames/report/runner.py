@@ -17,8 +17,10 @@ from pathlib import Path
 
 from ..ids import canonical_json, sha256_hex
 from ..params import load_params
+from ..runtime import workers
 from ..runtime.paths import reports_root, shown, store_root
-from .kernels import KERNELS, WarmKernel, kernel_name
+from . import renders
+from .kernels import KERNELS, WarmKernel, kernel_name, without_iri_grammar
 
 
 def notebooks(root: Path) -> list[Path]:
@@ -26,36 +28,49 @@ def notebooks(root: Path) -> list[Path]:
 
 
 def scrub(nb) -> None:
-    """Drop timing metadata (papermill's start/end times, execution timestamps) so that an
-    executed notebook depends only on its inputs."""
+    """Drop timing metadata (papermill's start/end times, execution timestamps) and the random id
+    papermill gives the cell it injects, so that an executed notebook depends only on its inputs."""
     nb.metadata.pop("papermill", None)
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
+        if "id" in cell and INJECTED in cell.metadata.get("tags", []):
+            cell.id = INJECTED
 
 
-_exporters = threading.local()  # one HTML exporter per thread: its templates are compiled once
+INJECTED = "injected-parameters"  # papermill's tag of the cell holding a run's parameters
+
+
+_exporter: list = []  # the run's one HTML exporter: its import and templates cost ~2 s once
+_exporter_lock = threading.Lock()
 
 
 def html_exporter():
-    """The HTML exporter of this thread. Our template: the lab look without CDN scripts, under a
-    policy that runs no script (tables and printed text arrive escaped; the policy covers raw
-    HTML an output might still carry). Importing nbconvert and compiling the templates takes
-    about 3 s: a run does it while the library computes."""
-    if getattr(_exporters, "html", None) is None:
-        from nbconvert import HTMLExporter
+    """The HTML exporter. Our template: the lab look without CDN scripts, under a policy that runs
+    no script (tables and printed text arrive escaped; the policy covers raw HTML an output might
+    still carry). A run warms it (import, templates compiled by one small page) while the library
+    computes."""
+    with _exporter_lock:
+        if not _exporter:
+            import nbformat
+            from nbconvert import HTMLExporter
 
-        _exporters.html = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
-    return _exporters.html
+            exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
+            exporter.from_notebook_node(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))
+            _exporter.append(exporter)
+        return _exporter[0]
 
 
 def to_html(ipynb: Path) -> Path:
+    """Scrub the executed notebook in place and export it as HTML beside it."""
     import nbformat
 
     nb = nbformat.read(ipynb, as_version=4)
     scrub(nb)
     nbformat.write(nb, ipynb)
-    body, _ = html_exporter().from_notebook_node(nb)
+    exporter = html_exporter()
+    with _exporter_lock:  # one exporter, one page at a time
+        body, _ = exporter.from_notebook_node(nb)
     out = ipynb.with_suffix(".html")
     out.write_text(body, encoding="utf-8")
     return out
@@ -170,9 +185,11 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
     return sha256_hex(canonical_json({"notebook": sha256_hex(nb.read_bytes()), "base": base, "previous": previous}))
 
 
-def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, contractnli: str = "") -> str:
+def _run_base(root: Path, params, values: dict, wb, gold: str | None = None, contractnli: str = "") -> str:
     """What every notebook of the run depends on: parameters, the corpus's bytes (`wb` is the
-    run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code."""
+    run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code,
+    and the values given to the notebooks but the run's name, which no output shows (so a
+    rendering is reused under any name: `renders`)."""
     from ..ask.dictionary import dictionary_fingerprint
 
     fp = wb.source("files")[0] if wb else None  # the corpus stage's own input id
@@ -192,7 +209,7 @@ def _run_base(root: Path, params, run_name: str, wb, gold: str | None = None, co
                 "gold": gold_fp,
                 "dictionary": dictionary,
                 "code": code_hash(),
-                "run": run_name,
+                "values": {k: v for k, v in values.items() if k != "run_name"},
                 "contractnli": fingerprint(contractnli),
             }
         )
@@ -251,13 +268,15 @@ def run(
     `contractnli` (a ContractNLI split, e.g. pipeline.CONTRACTNLI) is evaluated beside the run, as the
     stored notebooks show it; a user's run does not evaluate an unrelated data set by default."""
     params = load_params(root / params_file if not Path(params_file).is_absolute() else Path(params_file))  # fail before any work
+    without_iri_grammar()
     progress = Progress(out)
     run_dir = reports_root(root) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
     wb = workbench(root, params_file, run_name, corpus, gold)
-    base = _run_base(root, params, run_name, wb, gold, contractnli)
+    values = {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "", "contractnli": contractnli}
+    base = _run_base(root, params, values, wb, gold, contractnli)
     keys_path = run_dir / "notebook_keys.json"
     keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
     plan, previous = [], ""
@@ -273,7 +292,11 @@ def run(
     for nb, _, kept in plan:
         if kept:
             progress.line(f"{nb.stem}: unchanged (same notebook, inputs, parameters and code): kept the executed copy")
-    pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
+    store, whole = store_root(root, params), plan[-1][1] if plan and not only else ""  # the key of the whole rendering
+    kept_render = renders.find(store, whole) if todo and whole else None
+    if kept_render and not all(_artifacts_present(root, params, e) for e in kept_render["notebooks"].values()):
+        kept_render = None
+    pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(0 if kept_render else min(len(todo), KERNELS))]
     try:
         if todo:
             for k in pool:
@@ -283,16 +306,17 @@ def run(
             if error:
                 _publish_stopped(root, run_dir, [], None, error, [nb for nb, _ in todo], out)
                 return 1
-        failed = _render(
-            root,
-            run_dir,
-            todo,
-            pool,
-            keys,
-            keys_path,
-            progress,
-            {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "", "contractnli": contractnli},
-        )
+        if kept_render:
+            try:
+                failed = _restore(root, store, whole, kept_render, run_dir, keys, keys_path, progress, values)
+            except Exception as e:  # a damaged kept rendering: render as if there were none
+                progress.line(f"could not reuse the kept rendering ({type(e).__name__}: {e}): rendering the notebooks")
+                kept_render = None
+                pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
+        if not kept_render:
+            if whole and len(todo) == len(plan):  # every notebook renders: nothing an earlier rendering wrote stays
+                renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
+            failed = _render(root, run_dir, todo, pool, keys, keys_path, progress, values)
     finally:
         if kernels is None:
             for k in pool:
@@ -303,6 +327,8 @@ def run(
         done = {p.name for p in executed}
         _publish_stopped(root, run_dir, executed, run_dir / nb.name, error, [n for n, _ in todo if n.name not in done and n != nb], out)
         return 1
+    if whole and all(nb.stem in keys for nb, _, _ in plan):
+        renders.keep(store, whole, run_dir, {nb.stem: keys[nb.stem] for nb, _, _ in plan})
     total_reused, total_computed = summarize_log(stage_log(run_dir))
     index = publish(root, run_dir, executed)
     progress.close()
@@ -351,6 +377,8 @@ def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress
     except Exception as e:  # a stage's own error: say which, as a notebook would
         progress.line(f"FAILED: stage {stage}: {type(e).__name__}: {e}")
         return f"stage {stage}: {type(e).__name__}: {e}"
+    finally:
+        workers.shutdown()  # the notebooks only read the store: the pool's memory goes back before they render
     return ""
 
 
@@ -386,6 +414,7 @@ def _render(
                 cwd=str(root),
                 progress_bar=False,
                 log_output=False,
+                request_save_on_cell_execute=False,  # papermill would write the whole notebook twice per cell
                 **warm.fresh(),
                 parameters=notebook_parameters(nb, {**values, "notebook": nb.stem}),
             )
@@ -424,6 +453,38 @@ def _render(
             f.result()
     execute(*todo[-1])  # the report gathers what the others wrote (charts, exports)
     return failed[0] if failed else None
+
+
+def _restore(
+    root: Path, store: Path, key: str, manifest: dict, run_dir: Path, keys: dict, keys_path: Path, progress: "Progress", values: dict
+) -> None:
+    """The rendering kept under `key` (by a run under another name) copied into the run folder,
+    each notebook with this run's parameters cell and its HTML page: no kernel, no cell run."""
+    kernel = kernel_name()
+    for target in renders.restore(store, key, run_dir, manifest):
+        t0, name = time.perf_counter(), target.stem
+        source = root / "notebooks" / target.name
+        with_parameters(target, source, notebook_parameters(source, {**values, "notebook": name}), kernel)
+        to_html(target)
+        keys[name] = manifest["notebooks"][name]
+        _record_time(run_dir, name, time.perf_counter() - t0)
+        progress.line(f"{name}: the same rendering as an earlier run (same notebook, inputs, parameters and code): copied")
+    _write_json(keys_path, keys)
+
+
+def with_parameters(executed: Path, source: Path, parameters: dict, kernel: str) -> None:
+    """Give an executed notebook the parameters cell papermill injects for `parameters`."""
+    import nbformat
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    nb = nbformat.read(executed, as_version=4)
+    fresh = parameterize_notebook(load_notebook_node(str(source)), parameters, kernel_name=kernel, language="python")
+    injected = [c.source for c in fresh.cells if INJECTED in c.metadata.get("tags", [])]
+    for cell in nb.cells:
+        if injected and INJECTED in cell.metadata.get("tags", []):
+            cell.source = injected[0]
+    nbformat.write(nb, executed)
 
 
 class Progress:
