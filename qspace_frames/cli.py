@@ -116,9 +116,44 @@ def _ask(args) -> int:
         corpus, params = rec.get("corpus"), rec.get("params_file") or "params/default.yaml"
     else:
         return 2
+    if bool(args.questions) == bool(args.question_set):
+        print("error: give questions or --questions FILE (one of the two)", file=sys.stderr)
+        return 2
+    asked = None
+    if args.question_set:
+        from .ask.accuracy import QuestionSetError, read_question_set
+
+        try:
+            asked = read_question_set(args.question_set)
+        except (OSError, QuestionSetError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
-    got = wb.ask(args.questions)
+    got = wb.ask(asked["question"].to_list() if asked is not None else args.questions)
+    if asked is not None:
+        return _print_scores(asked, got, args.json)
     print(json.dumps(to_json(got), indent=2, ensure_ascii=False) if args.json else to_text(got))
+    return 0
+
+
+def _print_scores(asked, got, as_json: bool) -> int:
+    """A question set's answers scored: right answers by kind and split, then each miss."""
+    import json
+
+    import polars as pl
+
+    from .ask.accuracy import by_kind, score
+
+    scored = score(asked, got)
+    if as_json:
+        print(json.dumps(scored.to_dicts(), indent=2, ensure_ascii=False))
+        return 0
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_width_chars=160, fmt_str_lengths=90):
+        print(by_kind(scored))
+        misses = scored.filter(~pl.col("right")).join(asked.select("id", "question"), on="id")
+        if misses.height:
+            print(f"\n{misses.height} missed:")
+            print(misses.select("id", "kind", "outcome", "question", "quote"))
     return 0
 
 
@@ -233,7 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         "the same line as a keyword. Unconfirmed: 'no answer found'. Vague: a clarification. Compound: one answer "
         "per sub-question. --json prints a list validated by qspace_frames.ask.answer.ANSWER_JSON_SCHEMA.",
     )
-    a.add_argument("questions", nargs="+", help="one or more questions (quote each)")
+    a.add_argument("questions", nargs="*", help="one or more questions (quote each)")
+    a.add_argument(
+        "--questions",
+        dest="question_set",
+        metavar="FILE",
+        help="a JSONL question set (id, question, kind, answers: see qspace_frames/ask/accuracy.py): every question "
+        "is asked, and scored against its expected answers: right answers by kind, then each miss and why",
+    )
     a.add_argument("--run", default="default", help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)")
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_ask)

@@ -1,0 +1,136 @@
+"""How well `ask` answers a question set whose expected answers are known.
+
+A question set is JSONL, one question per line: `id`, `question`, `kind` (date, amount, steps,
+yes_no, contact, casual, compound, unanswerable, ...), `answers` (expected strings copied
+verbatim from the documents: one, one per part for a compound question, none when the corpus
+does not answer it), and optionally `corpus`, `document`, `parts`, `yes_no`, `note`, `split`
+(`dev` or `holdout`). tests/data/ask_dev/ holds the project's development set.
+
+A question counts as right when every expected string is inside the quoted text (the answer's
+quote, or one of a compound answer's parts), compared with whitespace runs as one space, or,
+for a question with no expected string, when no answer is given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+QUESTION_SET = {
+    "id": pl.String,
+    "question": pl.String,
+    "kind": pl.String,
+    "answers": pl.List(pl.String),
+    "corpus": pl.String,
+    "document": pl.String,
+    "split": pl.String,
+}
+SPLITS = ("dev", "holdout")
+# why a question was judged as it was, in the order a reader checks them
+OUTCOMES = ("right", "declined rightly", "no answer", "clarification asked", "wrong text", "part missing", "answered the unanswerable")
+
+
+class QuestionSetError(ValueError):
+    pass
+
+
+def read_question_set(*paths: str | Path) -> pl.DataFrame:
+    """The questions of one or more JSONL files (schema QUESTION_SET); a malformed line is an
+    error naming its file, line and key. Ids must be unique across the files."""
+    rows: list[dict] = []
+    for path in paths:
+        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise QuestionSetError(f"{where}: not JSON ({e.msg})") from None
+            for key in ("id", "question", "kind"):
+                if not isinstance(rec.get(key), str) or not rec[key].strip():
+                    raise QuestionSetError(f"{where}: key {key!r} must be a non-empty string")
+            answers = rec.get("answers", [])
+            if not isinstance(answers, list) or not all(isinstance(a, str) and a.strip() for a in answers):
+                raise QuestionSetError(f"{where}: key 'answers' must be a list of non-empty strings")
+            if rec.get("split", "dev") not in SPLITS:
+                raise QuestionSetError(f"{where}: key 'split' must be one of {', '.join(SPLITS)}")
+            rows.append({k: rec.get(k) for k in QUESTION_SET} | {"answers": answers, "split": rec.get("split", "dev")})
+    frame = pl.DataFrame(rows, schema=QUESTION_SET)
+    dup = frame.filter(pl.col("id").is_duplicated())["id"].unique().sort().to_list()
+    if dup:
+        raise QuestionSetError(f"question ids repeated: {', '.join(dup[:5])}")
+    return frame
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _flat(text: str | None) -> str:
+    return _SPACE.sub(" ", text or "").strip()
+
+
+def score(questions: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
+    """One row per question: its id, kind, split, the answer's status and quote, `right`, and the
+    `outcome` (one of OUTCOMES). `answers` is `ask`'s frame for the same questions, in order."""
+    if questions.height != answers.height:
+        raise ValueError(f"{questions.height} questions but {answers.height} answers")
+    rows = []
+    for q, a in zip(questions.iter_rows(named=True), answers.iter_rows(named=True), strict=True):
+        quoted = [_flat(t) for t in [a["quote"], *(a["sub_answers"] or [])] if t]
+        found = [any(_flat(e) in t for t in quoted) for e in q["answers"]]
+        answered = a["status"] in ("answered", "compound")
+        if not q["answers"]:
+            outcome = "answered the unanswerable" if answered else "declined rightly"
+        elif all(found):
+            outcome = "right"
+        elif a["status"] == "clarification":
+            outcome = "clarification asked"
+        elif not answered:
+            outcome = "no answer"
+        elif any(found):
+            outcome = "part missing"
+        else:
+            outcome = "wrong text"
+        rows.append(
+            {
+                "id": q["id"],
+                "kind": q["kind"],
+                "split": q["split"],
+                "status": a["status"],
+                "quote": a["quote"],
+                "right": outcome in ("right", "declined rightly"),
+                "outcome": outcome,
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "id": pl.String,
+            "kind": pl.String,
+            "split": pl.String,
+            "status": pl.String,
+            "quote": pl.String,
+            "right": pl.Boolean,
+            "outcome": pl.String,
+        },
+    )
+
+
+ANSWERABLE = "answerable"  # the row over every kind but `unanswerable`
+
+
+def by_kind(scored: pl.DataFrame) -> pl.DataFrame:
+    """Right answers and questions per split and kind, with an `answerable` row per split (every
+    question the corpus answers: the accuracy the project's goal is stated in)."""
+    answerable = scored.filter(pl.col("kind") != "unanswerable").with_columns(pl.lit(ANSWERABLE).alias("kind"))
+    return (
+        pl.concat([scored, answerable])
+        .group_by("split", "kind")
+        .agg(pl.col("right").sum().cast(pl.Int64).alias("right"), pl.len().cast(pl.Int64).alias("questions"))
+        .with_columns((pl.col("right") / pl.col("questions")).round(3).alias("accuracy"))
+        .sort("split", pl.col("kind") == ANSWERABLE, "kind")
+    )

@@ -1,0 +1,123 @@
+"""Scoring `ask` against a question set, and the development question set itself."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+import pytest
+
+from qspace_frames.ask.accuracy import QuestionSetError, by_kind, read_question_set, score
+from qspace_frames.ask.answer import ANSWERS
+from qspace_frames.corpus.pages import document_text
+from qspace_frames.pipeline import Workbench
+
+
+def answers(*rows: dict) -> pl.DataFrame:
+    blank = {k: None for k in ANSWERS}
+    return pl.DataFrame([blank | r for r in rows], schema=ANSWERS)
+
+
+def questions(*rows: dict) -> pl.DataFrame:
+    return pl.DataFrame([{"document": None, "corpus": None, "split": "dev"} | r for r in rows])
+
+
+def test_a_question_is_right_when_every_expected_string_is_quoted():
+    q = questions(
+        {"id": "a", "question": "q", "kind": "role", "answers": ["approved by the\nChief Financial Officer"]},
+        {"id": "b", "question": "q", "kind": "compound", "answers": ["five percent", "three percent"]},
+        {"id": "c", "question": "q", "kind": "compound", "answers": ["five percent", "ten days"]},
+        {"id": "d", "question": "q", "kind": "unanswerable", "answers": []},
+        {"id": "e", "question": "q", "kind": "unanswerable", "answers": []},
+        {"id": "f", "question": "q", "kind": "date", "answers": ["March 1"]},
+        {"id": "g", "question": "q", "kind": "date", "answers": ["March 1"]},
+        {"id": "h", "question": "q", "kind": "date", "answers": ["March 1"]},
+    )
+    a = answers(
+        {"status": "answered", "quote": "Purchases must be  approved by the Chief\n  Financial Officer."},  # whitespace runs are one space
+        {"status": "compound", "sub_answers": ["Fees are five percent.", "The fund gets three percent."]},
+        {"status": "compound", "sub_answers": ["Fees are five percent."]},
+        {"status": "no_answer"},
+        {"status": "answered", "quote": "Something."},
+        {"status": "answered", "quote": "It starts on April 2."},
+        {"status": "clarification"},
+        {"status": "no_answer"},
+    )
+    got = score(q, a)
+    assert got["outcome"].to_list() == [
+        "right",
+        "right",
+        "part missing",
+        "declined rightly",
+        "answered the unanswerable",
+        "wrong text",
+        "clarification asked",
+        "no answer",
+    ]
+    assert got["right"].to_list() == [True, True, False, True, False, False, False, False]
+    table = {(r["kind"]): (r["right"], r["questions"]) for r in by_kind(got).iter_rows(named=True)}
+    assert table["answerable"] == (2, 6) and table["unanswerable"] == (1, 2) and table["compound"] == (1, 2)
+
+
+def test_a_malformed_question_set_names_file_line_and_key(tmp_path):
+    f = tmp_path / "set.jsonl"
+    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "answers": ["x y z"]}\n{"id": "b", "question": "", "kind": "role"}\n')
+    with pytest.raises(QuestionSetError, match=r"set.jsonl:2: key 'question' must be a non-empty string"):
+        read_question_set(f)
+    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "answers": "x"}\n')
+    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'answers' must be a list"):
+        read_question_set(f)
+    f.write_text('{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "a", "question": "When?", "kind": "date"}\n')
+    with pytest.raises(QuestionSetError, match="question ids repeated: a"):
+        read_question_set(f)
+
+
+def dev_set(root) -> pl.DataFrame:
+    return read_question_set(*sorted((root / "tests" / "data" / "ask_dev").glob("*.jsonl")))
+
+
+def test_the_development_set_has_every_kind_the_issue_asks_for(root):
+    qs = dev_set(root)
+    kinds = dict(qs.group_by("kind").len().rows())
+    assert qs.height >= 250
+    for kind in ("casual", "compound", "steps", "yes_no", "contact"):
+        assert kinds[kind] >= 20, kind
+    assert kinds["unanswerable"] >= 25
+    assert set(qs["split"]) == {"dev", "holdout"} and (qs["split"] == "holdout").sum() >= 60  # a part kept aside
+    held = {"policy-18f-handbook", "policy-github-site-policy"}  # kept for the independent check
+    assert not held & set(qs["corpus"])
+    bad = qs.filter((pl.col("kind") == "unanswerable") != (pl.col("answers").list.len() == 0))
+    assert bad.is_empty(), bad["id"].to_list()
+
+
+def test_sample_corpus_answers_are_verbatim_in_the_loaded_documents(tmp_path, root):
+    """Every expected string of the sample corpus's questions is in its document's loaded text
+    (whitespace runs as one space), so a right answer can quote it."""
+    qs = dev_set(root).filter(pl.col("corpus") == "sample_corpus")
+    (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
+    wb = Workbench(
+        params_file=str(tmp_path / "p.yaml"), corpus_arg="sample_corpus", run_name="acc", project_root=root, reports_dir=tmp_path
+    )
+    text = document_text(wb.scan("corpus", "pages")).join(wb.scan("corpus", "inventory").select("doc_id", "path"), on="doc_id").collect()
+    flat = {p: re.sub(r"\s+", " ", t) for p, t in text.select("path", "doc_text").rows()}
+    for r in qs.filter(pl.col("document").is_not_null()).iter_rows(named=True):
+        for a in r["answers"]:
+            assert re.sub(r"\s+", " ", a) in flat[r["document"]], (r["id"], a)
+
+
+def test_ask_command_scores_a_question_set(root, tmp_path, capsys, monkeypatch):
+    from qspace_frames.cli import main
+
+    monkeypatch.setenv("QSPACE_REPORTS", str(tmp_path / "reports"))
+    monkeypatch.setenv("QSPACE_STORE", str(tmp_path / "store"))
+    f = tmp_path / "set.jsonl"
+    lines = [
+        {"id": "cfo", "question": "Who must approve purchases over $25,000?", "kind": "role", "answers": ["Chief Financial Officer"]},
+        {"id": "mars", "question": "What is the budget for the Mars office?", "kind": "unanswerable", "answers": []},
+    ]
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert main(["ask", "--questions", str(f), "--json"]) == 0
+    got = {r["id"]: r["outcome"] for r in json.loads(capsys.readouterr().out)}
+    assert got == {"cfo": "right", "mars": "declined rightly"}
+    assert main(["ask", "--questions", str(f), "Who?"]) == 2
