@@ -235,12 +235,21 @@ def test_an_executed_notebook_depends_only_on_its_inputs(tmp_path, root):
     assert two == one.replace('run_name = \\"one\\"', 'run_name = \\"two\\"') and '"id": "injected-parameters"' in one
 
 
-def test_a_damaged_kept_rendering_is_rendered_again(tmp_path, root):
+def test_a_kept_rendering_shares_the_files_bytes_and_a_damaged_one_is_rendered_again(tmp_path, root):
     proj = writing_project(tmp_path, root)
     assert run(proj, "params/default.yaml", "first", None, out=io.StringIO()) == 0
-    for nb in (proj / "reports" / "store" / "renders").glob("*/notebooks/*.ipynb"):
-        nb.write_text("not a notebook")
+    (kept,) = (proj / "reports" / "store" / "renders").iterdir()
+    written = proj / "reports" / "first" / "drawn" / "01_step.txt"
+    assert (kept / "drawn" / "01_step.txt").stat().st_ino == written.stat().st_ino  # a hard link, not a second copy
+    (kept / "drawn" / "02_step.txt").write_text("changed after it was kept")
     out = io.StringIO()
     assert run(proj, "params/default.yaml", "second", None, out=out) == 0
-    assert "could not reuse the kept rendering" in out.getvalue() and "02_step: rendered" in out.getvalue()
+    assert "could not reuse the kept rendering (DamagedRendering" in out.getvalue() and "02_step: rendered" in out.getvalue()
     assert drawn(proj, "second") != drawn(proj, "first")
+    assert drawn(proj, "second") == [(kept / "drawn" / f"0{i}_step.txt").read_text() for i in (1, 2)]  # kept anew
+    for nb in kept.glob("notebooks/*.ipynb"):  # damaged in another way: still rendered, never a crash
+        nb.write_text("not a notebook")
+    shutil.rmtree(proj / "reports" / "third", ignore_errors=True)
+    (kept / "drawn" / "02_step.txt").unlink()
+    out = io.StringIO()
+    assert run(proj, "params/default.yaml", "third", None, out=out) == 0 and "could not reuse the kept rendering" in out.getvalue()

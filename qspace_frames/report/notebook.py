@@ -16,6 +16,7 @@ import altair as alt
 import polars as pl
 
 from ..pipeline import Workbench
+from .exports import write_text
 
 
 def open_run(params_file: str, corpus: str, run_name: str, notebook: str = "", gold: str = "") -> Workbench:
@@ -68,8 +69,7 @@ def save_svg(chart: alt.Chart, out: Path | None) -> str | None:
         return None
     svg = stable_ids(vlc.vegalite_to_svg(spec))
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(svg, encoding="utf-8")
+        write_text(svg, out)  # replaced, never rewritten in place: a kept rendering may share the file (renders)
     return svg
 
 

@@ -309,8 +309,9 @@ def run(
         if kept_render:
             try:
                 failed = _restore(root, store, whole, kept_render, run_dir, keys, keys_path, progress, values)
-            except Exception as e:  # a damaged kept rendering: render as if there were none
+            except Exception as e:  # a damaged kept rendering: dropped, and rendered as if there were none
                 progress.line(f"could not reuse the kept rendering ({type(e).__name__}: {e}): rendering the notebooks")
+                renders.discard(store, whole)
                 kept_render = None
                 pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
         if not kept_render:
