@@ -6,6 +6,7 @@ import io
 import shutil
 import subprocess
 import sys
+import threading
 
 import nbformat
 import pytest
@@ -253,3 +254,24 @@ def test_a_kept_rendering_shares_the_files_bytes_and_a_damaged_one_is_rendered_a
     (kept / "drawn" / "02_step.txt").unlink()
     out = io.StringIO()
     assert run(proj, "params/default.yaml", "third", None, out=out) == 0 and "could not reuse the kept rendering" in out.getvalue()
+
+
+def test_a_notebook_waits_for_the_stages_it_reads_and_no_longer(root):
+    from qspace_frames.report.runner import StagesDone, notebook_needs
+
+    nbs = {p.stem: p for p in (root / "notebooks").glob("0*.ipynb")}
+    assert notebook_needs(nbs["01_corpus"]) == ("corpus",)
+    assert notebook_needs(nbs["03_affordances"]) == ("corpus", "fragments", "affordances")
+    assert notebook_needs(nbs["06_trees"])[-1] == "trees" and "evaluation" not in notebook_needs(nbs["06_trees"])
+    assert notebook_needs(nbs["07_evaluation"]) is None and notebook_needs(nbs["09_report"]) is None  # the whole computation
+    gate, seen = StagesDone(), []
+    waiter = threading.Thread(target=lambda: seen.append(gate.wait(("corpus", "fragments"))))
+    waiter.start()
+    gate.add("corpus")
+    waiter.join(0.2)
+    assert waiter.is_alive()  # still waiting for fragments
+    gate.add("fragments")
+    waiter.join(5)
+    assert seen == [True]
+    gate.finish("stage trees: ValueError: boom")
+    assert gate.wait(("corpus",)) is False and gate.wait(None) is False  # the run stopped: nothing more starts

@@ -297,14 +297,26 @@ def run(
     if kept_render and not all(_artifacts_present(root, params, e) for e in kept_render["notebooks"].values()):
         kept_render = None
     pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(0 if kept_render else min(len(todo), KERNELS))]
+    gate, rendered, failed = StagesDone(), [], None
     try:
         if todo:
             for k in pool:
                 k.start()  # kernels start and import while the library computes, and so does nbconvert
             threading.Thread(target=html_exporter, daemon=True).start()
-            error = compute(root, wb, params_file, run_name, progress, contractnli)
+            if not kept_render:  # each notebook renders as soon as its stages are done
+                if whole and len(todo) == len(plan):  # every notebook renders: nothing an earlier rendering wrote stays
+                    renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
+                renderer = threading.Thread(
+                    target=lambda: rendered.append(_render(root, run_dir, todo, pool, keys, keys_path, progress, values, gate))
+                )
+                renderer.start()
+            error = compute(root, wb, params_file, run_name, progress, contractnli, gate)
+            if not kept_render:
+                renderer.join()
+                failed = rendered[0] if rendered else None
             if error:
-                _publish_stopped(root, run_dir, [], None, error, [nb for nb, _ in todo], out)
+                done = [run_dir / nb.name for nb, _ in todo if nb.stem in keys]
+                _publish_stopped(root, run_dir, done, None, error, [nb for nb, _ in todo if nb.stem not in keys], out)
                 return 1
         if kept_render:
             try:
@@ -312,12 +324,9 @@ def run(
             except Exception as e:  # a damaged kept rendering: dropped, and rendered as if there were none
                 progress.line(f"could not reuse the kept rendering ({type(e).__name__}: {e}): rendering the notebooks")
                 renders.discard(store, whole)
-                kept_render = None
                 pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
-        if not kept_render:
-            if whole and len(todo) == len(plan):  # every notebook renders: nothing an earlier rendering wrote stays
                 renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
-            failed = _render(root, run_dir, todo, pool, keys, keys_path, progress, values)
+                failed = _render(root, run_dir, todo, pool, keys, keys_path, progress, values)
     finally:
         if kernels is None:
             for k in pool:
@@ -356,14 +365,17 @@ def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, g
         return None
 
 
-def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress", contractnli: str = "") -> str:
+def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress", contractnli: str = "", gate=None) -> str:
     """Every stage of the run's Workbench `wb` in registry order, and the ContractNLI evaluation
-    notebook 07 shows when `contractnli` names a split. Returns "" or the error that stopped it."""
+    notebook 07 shows when `contractnli` names a split; each stage done is told to `gate` (a
+    StagesDone). Returns "" or the error that stopped it."""
     from ..pipeline import STAGES, contractnli_workbench
 
+    gate = gate or StagesDone()
     if wb is None:
+        gate.finish("")
         return ""
-    stage = "setup"
+    stage, error = "setup", ""
     try:
         runs = [("", wb, list(STAGES))]
         if contractnli:
@@ -375,19 +387,74 @@ def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress
                 art = w.artifact(stage)
                 rows = ", ".join(f"{t} {v['rows']:,}" for t, v in sorted(art.manifest["tables"].items()))
                 progress.line(f"{label}{stage}: {w.last_action(stage)} in {time.perf_counter() - t0:.1f}s ({rows})")
+                if not label:
+                    gate.add(stage)
     except Exception as e:  # a stage's own error: say which, as a notebook would
         progress.line(f"FAILED: stage {stage}: {type(e).__name__}: {e}")
-        return f"stage {stage}: {type(e).__name__}: {e}"
+        error = f"stage {stage}: {type(e).__name__}: {e}"
     finally:
-        workers.shutdown()  # the notebooks only read the store: the pool's memory goes back before they render
-    return ""
+        workers.shutdown()  # the notebooks only read the store: the pool's memory goes back before the last ones render
+        gate.finish(error)
+    return error
+
+
+class StagesDone:
+    """The stages computed so far in a run, for the notebooks that wait on them: a notebook whose
+    stages are done renders while the library computes the later ones."""
+
+    def __init__(self):
+        self.done: set[str] = set()
+        self.finished, self.error = False, ""
+        self.cond = threading.Condition()
+
+    def add(self, stage: str) -> None:
+        with self.cond:
+            self.done.add(stage)
+            self.cond.notify_all()
+
+    def finish(self, error: str) -> None:
+        with self.cond:
+            self.finished, self.error = True, error
+            self.cond.notify_all()
+
+    def wait(self, stages: tuple[str, ...] | None) -> bool:
+        """Wait until `stages` (None: every stage and the rest of the computation) are done;
+        False when the computation stopped first."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.finished or (stages is not None and set(stages) <= self.done))
+            return not self.error and (self.finished or set(stages or ()) <= self.done)
+
+
+def notebook_needs(nb: Path) -> tuple[str, ...] | None:
+    """The stages a pipeline notebook reads (those its exports step writes from, and every stage
+    before them: a notebook may show an earlier step's tables); None, the whole computation, for a
+    notebook without such a step, and for 07_evaluation (it may show the ContractNLI benchmark)."""
+    from ..pipeline import STAGES
+    from .exports import STEPS
+
+    step = nb.stem[3:]
+    if step not in STEPS or step == "evaluation":
+        return None
+    order = list(STAGES)
+    last = max(order.index(s) for s in STEPS[step][0])
+    return tuple(order[: last + 1])
 
 
 def _render(
-    root: Path, run_dir: Path, todo: list, pool: list[WarmKernel], keys: dict, keys_path: Path, progress: "Progress", values: dict
+    root: Path,
+    run_dir: Path,
+    todo: list,
+    pool: list[WarmKernel],
+    keys: dict,
+    keys_path: Path,
+    progress: "Progress",
+    values: dict,
+    gate: StagesDone | None = None,
 ) -> tuple[Path, str] | None:
-    """Execute the notebooks in `todo` on the kernels of `pool` side by side, the last one after
-    all others, each with its HTML; returns (notebook, error) for the first that failed."""
+    """Execute the notebooks in `todo` on the kernels of `pool` side by side, each once the stages
+    it reads are done (`gate`), the last one after all others, each with its HTML; returns
+    (notebook, error) for the first that failed. A notebook whose stages the computation never
+    reached (it stopped) is not started."""
     if not todo:
         return None
     import queue
@@ -402,6 +469,8 @@ def _render(
     done = [0]
 
     def execute(nb: Path, key: str) -> None:
+        if gate is not None and not gate.wait(notebook_needs(nb)):
+            return  # the computation stopped before this notebook's stages
         if failed:
             return  # a notebook failed: start no other
         target, t0 = run_dir / nb.name, time.perf_counter()
