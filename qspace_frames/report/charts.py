@@ -332,17 +332,7 @@ def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
 def ask_accuracy(scored: pl.DataFrame) -> alt.Chart:
     """A question set's outcomes by kind (`ask.accuracy.score`): right answers and each way of missing."""
     df = scored.group_by("kind", "outcome").len("questions").sort("kind", "outcome")
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            x=alt.X("questions:Q"),
-            y=alt.Y("kind:N", sort="ascending"),
-            color=alt.Color("outcome:N", title="outcome"),
-            tooltip=["kind", "outcome", "questions"],
-        )
-        .properties(title="Development questions by kind: right answers and misses", width=WIDTH)
-    )
+    return _bar(df, "questions", "kind", "Development questions by kind: right answers and misses", color="outcome")
 
 
 def recall_curves(metrics: pl.DataFrame, title: str) -> alt.Chart:
