@@ -291,8 +291,10 @@ def component_profile(scores: pl.DataFrame, components: tuple[str, ...]) -> alt.
     return _heat(df, "component", "candidate", "mean", "Mean J components per candidate (normalised)")
 
 
-def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
-    """One tree, laid out by networkx (layers by depth), drawn with Altair."""
+def _tree_layout(nodes: pl.DataFrame, title: str) -> pl.DataFrame:
+    """One tree's nodes and edges as rows of one frame (`part` node or edge), laid out by networkx
+    in layers by depth: depth runs left to right and siblings stack top to bottom, so leaf labels
+    never overlap."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -303,30 +305,56 @@ def tree_drawing(nodes: pl.DataFrame, title: str) -> alt.Chart:
     layers: dict[int, list[str]] = {}
     for n, d in nodes.sort("preorder").select("node_id", "depth").rows():
         layers.setdefault(d, []).append(n)
-    # depth runs left to right and siblings stack top to bottom, so leaf labels never overlap
     pos = nx.multipartite_layout(g, subset_key=layers, align="vertical")
-    pts = nodes.select("node_id", "kind", "label", "tokens", "depth").with_columns(
-        pl.col("node_id").map_elements(lambda n: round(float(pos[n][0]), 4), return_dtype=pl.Float64).alias("x"),
-        pl.col("node_id").map_elements(lambda n: round(-float(pos[n][1]), 4), return_dtype=pl.Float64).alias("y"),
-        pl.col("label").str.slice(0, 34).alias("short"),
+    xy = pl.DataFrame(
+        {"node_id": list(pos), "x": [round(float(p[0]), 4) for p in pos.values()], "y": [round(-float(p[1]), 4) for p in pos.values()]}
     )
-    xy = pts.select("node_id", "x", "y")
-    segs = (
+    points = (
+        nodes.select("node_id", "kind", "label", "tokens", "depth", "preorder")
+        .join(xy, on="node_id")
+        .sort("preorder")
+        .select(pl.lit("node").alias("part"), "x", "y", "kind", pl.col("label").str.slice(0, 34).alias("short"), "label", "tokens", "depth")
+    )
+    edges = (
         nodes.filter(pl.col("parent_id").is_not_null())
         .select("parent_id", "node_id")
         .join(xy.rename({"node_id": "parent_id", "x": "x1", "y": "y1"}), on="parent_id")
         .join(xy.rename({"x": "x2", "y": "y2"}), on="node_id")
         .sort("x1", "y1", "x2", "y2")  # joins do not keep row order; the chart's data must
+        .select(pl.lit("edge").alias("part"), pl.col("x1").alias("x"), pl.col("y1").alias("y"), "x2", "y2")
     )
+    return pl.concat([edges, points], how="diagonal_relaxed").with_columns(pl.lit(title).alias("tree"))
+
+
+def tree_grid(nodes: pl.DataFrame, trees: list[tuple[str, str]]) -> alt.FacetChart | None:
+    """The trees (tree_id, title) drawn side by side, three to a row: one faceted chart over one
+    frame (15 separate Altair charts cost seconds to build and validate), None when there is none."""
+    if not trees:
+        return None
+    order = [title for _, title in trees]
+    df = pl.concat([_tree_layout(nodes.filter(pl.col("tree_id") == t), title) for t, title in trees], how="diagonal_relaxed")
     no_axis = dict(axis=None)
-    lines = alt.Chart(segs).mark_rule(color="#999").encode(x=alt.X("x1:Q", **no_axis), y=alt.Y("y1:Q", **no_axis), x2="x2:Q", y2="y2:Q")
+    x, y = alt.X("x:Q", **no_axis), alt.Y("y:Q", **no_axis)
+    edge, node = alt.datum.part == "edge", alt.datum.part == "node"
+    lines = alt.Chart().mark_rule(color="#999").encode(x=x, y=y, x2=alt.X2("x2:Q"), y2=alt.Y2("y2:Q")).transform_filter(edge)
     dots = (
-        alt.Chart(pts)
+        alt.Chart()
         .mark_circle(size=90)
-        .encode(x=alt.X("x:Q", **no_axis), y=alt.Y("y:Q", **no_axis), color=alt.Color("kind:N"), tooltip=["label", "tokens", "depth"])
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("kind:N"),
+            tooltip=[alt.Tooltip("label:N"), alt.Tooltip("tokens:Q"), alt.Tooltip("depth:Q")],
+        )
+        .transform_filter(node)
     )
-    text = alt.Chart(pts).mark_text(align="left", dx=6, fontSize=8).encode(x="x:Q", y="y:Q", text="short:N")
-    return (lines + dots + text).properties(title=title, width=170, height=170)
+    text = alt.Chart().mark_text(align="left", dx=6, fontSize=8).encode(x=x, y=y, text=alt.Text("short:N")).transform_filter(node)
+    return (
+        alt.layer(lines, dots, text, data=df)
+        .properties(width=170, height=170)
+        .facet(facet=alt.Facet("tree:N", sort=order, title=None), columns=3)
+        .resolve_scale(x="independent", y="independent")
+    )
 
 
 def ask_accuracy(scored: pl.DataFrame) -> alt.Chart:
