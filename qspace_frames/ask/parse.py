@@ -41,6 +41,7 @@ from .rules import (
     BACK_REFERENCE,
     CLAUSE_START,
     CODE_ANCHOR,
+    COLLECTIVE_PRONOUNS,
     COMPOUND,
     CONDITION_LEADING,
     CONDITION_TRAILING,
@@ -50,6 +51,7 @@ from .rules import (
     DATE_OPERATOR,
     DATE_RANGE,
     DX_PARTS,
+    EXPLETIVE_IT,
     FIXED_PHRASES,
     IMPERATIVE,
     INTENT_CUES,
@@ -64,12 +66,14 @@ from .rules import (
     PARTY_LEAD,
     PARTY_ORG,
     PARTY_ROLES,
+    PRONOUNS,
     QUALIFIED,
     QUESTION_STOP_WORDS,
     SHAPE_RULES,
     SHEET_NAMES,
     SHEET_NUMBERS,
     SLIDES,
+    SPECIFIC_CONTENT_WORDS,
     THEN,
     TOC_PATTERNS,
     UNIFIED_RULES,
@@ -733,11 +737,20 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     empty = pl.col("_t") == ""
     reasons = [pl.when(empty).then(pl.lit("empty question"))]
     clarify = [pl.when(empty).then(pl.lit("Please type a question, for example: 'Who approves purchases over $25,000?'"))]
+    short_question = pl.col("_content").list.len() < SPECIFIC_CONTENT_WORDS
+    pronoun = pl.col("_t").str.extract(f"(?i)({PRONOUNS})", 1).str.to_lowercase()
+    before_pronoun = pl.col("_t").str.extract(f"(?i)^(.*?){PRONOUNS}", 1).fill_null("")
     gate = {
         "always": pl.lit(True),
-        "no_date": pl.col("scope_date_from").is_null() & pl.col("scope_date_to").is_null(),
-        "no_topic": ~pl.col("_has_topic") & ~pl.col("_t").str.contains(QUALIFIED),
-        "no_topic_not_sequential": ~pl.col("_has_topic") & (pl.col("decomposition_pattern") != "sequential"),
+        "no_date": pl.col("scope_date_from").is_null() & pl.col("scope_date_to").is_null() & short_question,
+        "no_topic": ~pl.col("_has_topic") & ~pl.col("_t").str.contains(QUALIFIED) & short_question,
+        # a pronoun resolves to a word before it in the question ("a package ... before it migrates"),
+        # to the clause after an expletive "it", or, for "they", to the organisation the corpus is about
+        "no_antecedent": ~pl.col("_has_topic")
+        & (pl.col("decomposition_pattern") != "sequential")
+        & (_content_words(before_pronoun).list.len() == 0)
+        & ~pl.col("_t").str.contains(EXPLETIVE_IT)
+        & ~(pronoun.is_in(COLLECTIVE_PRONOUNS) & (pl.col("_content").list.len() >= MIN_CONTENT_WORDS)),
     }
     for _kind, pattern, when, reason, clarification in DANGLING:
         m = pl.col("_t").str.extract(f"({pattern})", 1)

@@ -379,6 +379,18 @@ UNIFIED_RULES: tuple[tuple[str, str], ...] = (
 )
 MAX_CONJUNCT_WORDS = 5
 
+# A question this long (content words) says what it is about: a definite ("the changes the checklist
+# points to") or a relative period ("they start next week") in it is not what makes it vague.
+SPECIFIC_CONTENT_WORDS = 5
+# "is it OK to ...", "is it ever fine for errors to ...": an "it" that points forward to its clause
+EXPLETIVE_IT = (
+    r"(?i)\b(?:is|was|would|will|'s)\s+it\s+(?:\w+\s+){0,2}?(?:ok|okay|fine|allowed|possible|permitted|cool|legal|acceptable|"
+    r"necessary|required|mandatory|safe|true|wrong|enough|a problem)\b.*\b(?:to|for|if|that|when)\b"
+)
+PRONOUNS = r"\b(?:it|its|they|them|their|he|she|him|his|her)\b"
+# "they" with no antecedent in a question about an organisation's documents means that organisation
+# ("Do they sell my data?"); it is vague only in a question too short to say about what
+COLLECTIVE_PRONOUNS = ("they", "them", "their")
 # vague questions: (kind, pattern, when it counts, reason, clarification); "{m}" is the matched text
 DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
     (
@@ -414,8 +426,8 @@ DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
     ),
     (
         "pronoun",
-        r"(?i)\b(?:it|its|they|them|their|he|she|him|his|her)\b",
-        "no_topic_not_sequential",
+        rf"(?i){PRONOUNS}",
+        "no_antecedent",
         "pronoun '{m}' has no antecedent: the question names no document or topic",
         "What does '{m}' refer to? Please name the document, topic or value.",
     ),
