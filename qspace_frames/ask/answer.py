@@ -346,10 +346,24 @@ def _search_scores(queries: pl.DataFrame, units, p: EvalParams) -> tuple[pl.Lazy
     return counts.scores(q_terms, p)
 
 
+# the boosts of a candidate's BM25 score (rank_candidates): an evidence leaf of one of the question's
+# intents, its jurisdiction named, its amounts stated (up to doubling); so no boost multiplies a
+# score by more than MAX_BOOST
+LEAF_BOOST, JURISDICTION_BOOST = 0.5, 0.5
+MAX_BOOST = (1 + LEAF_BOOST) * (1 + JURISDICTION_BOOST) * 2
+
+
 def rank_candidates(
-    parsed: pl.DataFrame, units, leaves: pl.DataFrame, p: EvalParams, docs: pl.DataFrame | None = None, dictionary: Dictionary | None = None
+    parsed: pl.DataFrame,
+    units,
+    leaves: pl.DataFrame,
+    p: EvalParams,
+    docs: pl.DataFrame | None = None,
+    dictionary: Dictionary | None = None,
+    top: int | None = None,
 ) -> pl.DataFrame:
-    """Every sentence that shares a word with the question, best first, within the scope filters.
+    """Every sentence that shares a word with the question, best first, within the scope filters;
+    with `top`, only as many as decide the first `top` ranks (the same first `top` rows).
 
     `docs` (query_id, doc_id) restricts a question to given documents (the evaluation harness
     scopes a gold question to its document); by default a question searches the whole corpus.
@@ -380,19 +394,25 @@ def rank_candidates(
         "keywords",
         _stated_values("question").alias("_numbers"),
     )
+    # the scope filters first, on the columns they read; with `top`, a candidate whose score could not
+    # reach the top-th score even boosted MAX_BOOST times is dropped before the boosts are computed
+    scope = ["page", "heading_path", "kind"]
+    cands = scored.join(units.select("doc_id", "chunk", *scope), on=["doc_id", "chunk"]).join(hints, on="query_id").filter(in_scope())
+    if top is not None:
+        kth = cands.group_by("query_id").agg(pl.col("score").top_k(top).min().alias("_kth"))
+        cands = cands.join(kth, on="query_id").filter(pl.col("score") * MAX_BOOST >= pl.col("_kth")).drop("_kth")
     return (
-        scored.join(units, on=["doc_id", "chunk"])
+        cands.drop(scope)
+        .join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
-        .join(hints, on="query_id")
-        .filter(in_scope())
         # an evidence leaf of a candidate prototype, a sentence naming the question's jurisdiction, and one
         # stating the question's own amounts and percentages ("below 40%") rank higher
         .with_columns(_stated_values("text").list.set_intersection("_numbers").list.len().alias("_shared"))
         .with_columns(
             (
                 pl.col("score")
-                * (1 + 0.5 * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
-                * (1 + 0.5 * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))
+                * (1 + LEAF_BOOST * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
+                * (1 + JURISDICTION_BOOST * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))
                 * (1 + pl.col("_shared") / pl.max_horizontal(pl.col("_numbers").list.len(), pl.lit(1)))
             ).alias("score")
         )
@@ -405,7 +425,7 @@ def rank_candidates(
 def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
-    cands = rank_candidates(parsed, units, leaves, p, dictionary=dictionary).filter(pl.col("_rank") < TOP_K)
+    cands = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=TOP_K).filter(pl.col("_rank") < TOP_K)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = (
