@@ -90,22 +90,12 @@ def test_ranking_only_the_candidates_that_can_reach_the_top_changes_no_rank(wb, 
     from qspace_frames.ask.answer import TOP_K, rank_candidates
     from qspace_frames.ask.dictionary import load_dictionary
     from qspace_frames.ask.parse import parse_questions
-    from qspace_frames.pipeline.stages import ask_leaves, ask_units
 
     questions = pl.read_csv(root / "tests" / "data" / "sample_answers.tsv", separator="\t")["question"].to_list()
     questions += ["Who approves purchases in EMEA over EUR 20,000?", "What is on slide 4 about severity levels?"]
     dictionary = load_dictionary(wb.source("dictionary")[1])
     parsed = parse_questions(questions, dictionary)
-    refs = (
-        "corpus/inventory",
-        "fragments/fragments",
-        "trees/tree_nodes",
-        "trees/tree_scores",
-        "evidence/evidence",
-        "prototypes/prototypes",
-    )
-    t = {r: wb.table(r) for r in refs}
-    units, leaves = pl.concat(list(ask_units(t, wb.params.affordances))), ask_leaves(t)
+    units, leaves = wb.ask_corpus()
     full = rank_candidates(parsed, units, leaves, wb.params.evaluation, dictionary=dictionary)
     pruned = rank_candidates(parsed, units, leaves, wb.params.evaluation, dictionary=dictionary, top=TOP_K)
     cols = ["query_id", "_rank", "doc_id", "char_start", "score"]

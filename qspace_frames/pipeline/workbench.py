@@ -180,22 +180,25 @@ class Workbench:
         self._record(stage, aid)
         return art
 
+    def ask_corpus(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The corpus as `ask` reads it from the stored artifacts: its sentences and table rows
+        (units) and its selected trees' evidence leaves."""
+        refs = (
+            "corpus/inventory",
+            "fragments/fragments",
+            "trees/tree_nodes",
+            "trees/tree_scores",
+            "evidence/evidence",
+            "prototypes/prototypes",
+        )
+        t = {ref: self.table(ref) for ref in refs}
+        return pl.concat(list(ask_units(t, self.params.affordances))), ask_leaves(t)
+
     def ask(self, questions: list[str]) -> pl.DataFrame:
         """`qspace ask`: the questions answered from this run's stored artifacts (schema ask.ANSWERS)."""
-        t = {
-            ref: self.table(ref)
-            for ref in (
-                "corpus/inventory",
-                "fragments/fragments",
-                "trees/tree_nodes",
-                "trees/tree_scores",
-                "evidence/evidence",
-                "prototypes/prototypes",
-            )
-        }
-        units = pl.concat(list(ask_units(t, self.params.affordances)))
+        units, leaves = self.ask_corpus()
         dictionary = dictionary_mod.load_dictionary(self.source("dictionary")[1])
-        return ask_mod.answer(questions, units, ask_leaves(t), dictionary, self.params.evaluation)
+        return ask_mod.answer(questions, units, leaves, dictionary, self.params.evaluation)
 
     def discovery(self) -> tuple[str, str, list]:
         """(corpus folder, why this folder, the candidate folders and their document counts)."""
