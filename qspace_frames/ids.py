@@ -27,6 +27,15 @@ def sha256_hex(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_sha256(path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MB pieces (never whole)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def content_id(prefix: str, obj: Any) -> str:
     return f"{prefix}_{sha256_hex(canonical_json(obj))[:ID_HEX]}"
 

@@ -7,7 +7,6 @@ when the user names none. `inventory` joins discovery with load results and adds
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -15,21 +14,13 @@ from pathlib import Path
 
 import polars as pl
 
-from ..ids import content_id, doc_id
+from ..ids import content_id, doc_id, file_sha256
 from ..params import CorpusParams
 from ..schemas import FILES, INVENTORY, conform
 
 
 def _skip_dir(name: str, p: CorpusParams) -> bool:
     return name in p.skip_dirs or (p.skip_hidden and name.startswith(".")) or name.endswith(".egg-info")
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _ext(name: str) -> str:
@@ -75,7 +66,7 @@ def discover(root: str | Path, p: CorpusParams) -> pl.DataFrame:
                 err = f"not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special file')})"
             elif st is not None:
                 size = st.st_size
-                sha = _sha256_file(path)
+                sha = file_sha256(path)
         except OSError as e:
             why = f"{type(e).__name__}: {e.strerror or e}"
             broken = path.is_symlink() and not os.path.exists(path)  # dangling, or a loop

@@ -7,19 +7,20 @@ the rendering is kept under store/renders/<key>, the key being the last notebook
 (it covers every notebook and all they depend on), and a later run with the same key under any
 name reuses it instead of starting kernels: each notebook gets its own run's parameters cell and
 is exported to HTML again. Published like an artifact: written aside, renamed into place; its
-files are hard links to the run folder's, their SHA-256 checked before a reuse.
+files are hard links to the run folder's, their SHA-256 checked before a reuse (`find`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 
+from ..ids import file_sha256
+from ..runtime.store import MANIFEST, publish_folder
+
 RENDERS = "renders"
-MANIFEST = "manifest.json"
 NOTEBOOKS = "notebooks"  # the executed notebooks, apart from the files they wrote
 # What the run itself writes, not its notebooks: never part of a rendering.
 RUN_FILES = frozenset(
@@ -61,32 +62,42 @@ def keep(store: Path, key: str, run_dir: Path, keys: dict[str, dict]) -> Path:
     """Keep the rendering of a complete run (`keys`: notebook -> {"key", "artifacts"}) under its key;
     a rendering already kept is left as it is. The files are hard links to the run folder's (every
     writer of a run's files replaces a file, never rewrites it), the notebooks copies (they are
-    rewritten in place); the manifest holds each file's SHA-256, checked before any reuse."""
+    rewritten in place); the manifest holds the SHA-256 of each, checked before any reuse."""
     final = store / RENDERS / key
     if (final / MANIFEST).is_file():
         return final
     tmp = final.parent / f".tmp-{key}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    files = {}
     for rel in _written(run_dir, list(keys)):
         _share(run_dir / rel, tmp / rel)
-        files[rel] = _digest(tmp / rel)
+    (tmp / NOTEBOOKS).mkdir(parents=True, exist_ok=True)
     for name in keys:
-        (tmp / NOTEBOOKS).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_dir / f"{name}.ipynb", tmp / NOTEBOOKS / f"{name}.ipynb")
-    manifest = {"notebooks": keys, "files": files}
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    try:
-        os.rename(tmp, final)
-    except OSError:  # another run kept the same rendering first
-        shutil.rmtree(tmp, ignore_errors=True)
+    digests = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in sorted(tmp.rglob("*")) if p.is_file()}
+    (tmp / MANIFEST).write_text(json.dumps({"notebooks": keys, "files": digests}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    publish_folder(tmp, final)
     return final
 
 
+class DamagedRendering(ValueError):
+    pass
+
+
 def find(store: Path, key: str) -> dict | None:
-    """The manifest of the rendering kept under `key`, or None."""
-    path = store / RENDERS / key / MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    """The manifest of the rendering kept under `key`, or None; a kept file (or notebook) whose
+    bytes changed, or a manifest that does not read, is an error (DamagedRendering)."""
+    src = store / RENDERS / key
+    if not (src / MANIFEST).is_file():
+        return None
+    try:
+        manifest = json.loads((src / MANIFEST).read_text(encoding="utf-8"))
+        digests, names = dict(manifest["files"]), list(manifest["notebooks"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise DamagedRendering(f"{src / MANIFEST}: {e}") from None
+    for rel in [*digests, *(f"{NOTEBOOKS}/{n}.ipynb" for n in names)]:
+        if not (src / rel).is_file() or file_sha256(src / rel) != digests.get(rel):
+            raise DamagedRendering(f"{src / rel}: not the bytes that were kept")
+    return manifest
 
 
 def discard(store: Path, key: str) -> None:
@@ -94,27 +105,19 @@ def discard(store: Path, key: str) -> None:
     shutil.rmtree(store / RENDERS / key, ignore_errors=True)
 
 
-class DamagedRendering(ValueError):
-    pass
-
-
 def restore(store: Path, key: str, run_dir: Path, manifest: dict) -> list[Path]:
-    """Put the kept rendering into the run folder, which then holds exactly its files (any other
-    file a notebook of an earlier run there wrote is removed); returns the executed notebooks'
-    paths in the run folder, for the caller to give each its parameters cell and HTML page. A
-    kept file whose bytes changed is an error (DamagedRendering) before the folder is touched."""
-    src = store / RENDERS / key
-    for rel, digest in manifest["files"].items():
-        if not (src / rel).is_file() or _digest(src / rel) != digest:
-            raise DamagedRendering(f"{src / rel}: not the bytes that were kept")
-    clear(run_dir, list(manifest["notebooks"]))
+    """Put the rendering kept under `key` (its manifest from `find`) into the run folder, which
+    then holds exactly its files (any other file a notebook of an earlier run there wrote is
+    removed); returns the executed notebooks' paths in the run folder, for the caller to give
+    each its parameters cell and HTML page."""
+    src, names = store / RENDERS / key, list(manifest["notebooks"])
+    clear(run_dir, names)
     for rel in manifest["files"]:
-        _share(src / rel, run_dir / rel)
-    out = []
-    for name in manifest["notebooks"]:
+        if not rel.startswith(f"{NOTEBOOKS}/"):
+            _share(src / rel, run_dir / rel)
+    for name in names:
         shutil.copyfile(src / NOTEBOOKS / f"{name}.ipynb", run_dir / f"{name}.ipynb")
-        out.append(run_dir / f"{name}.ipynb")
-    return out
+    return [run_dir / f"{name}.ipynb" for name in names]
 
 
 def _share(src: Path, dest: Path) -> None:
@@ -128,8 +131,3 @@ def _share(src: Path, dest: Path) -> None:
     except OSError:
         shutil.copyfile(src, tmp)
     os.replace(tmp, dest)
-
-
-def _digest(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()

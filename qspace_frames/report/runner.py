@@ -61,11 +61,12 @@ def html_exporter():
         return _exporter[0]
 
 
-def to_html(ipynb: Path) -> Path:
-    """Scrub the executed notebook in place and export it as HTML beside it."""
+def to_html(ipynb: Path, nb=None) -> Path:
+    """Scrub the executed notebook (read from `ipynb`, unless the caller holds it as `nb`), write
+    it to `ipynb` and export it as HTML beside it."""
     import nbformat
 
-    nb = nbformat.read(ipynb, as_version=4)
+    nb = nb if nb is not None else nbformat.read(ipynb, as_version=4)
     scrub(nb)
     nbformat.write(nb, ipynb)
     exporter = html_exporter()
@@ -185,7 +186,7 @@ def _notebook_key(nb: Path, base: str, previous: str) -> str:
     return sha256_hex(canonical_json({"notebook": sha256_hex(nb.read_bytes()), "base": base, "previous": previous}))
 
 
-def _run_base(root: Path, params, values: dict, wb, gold: str | None = None, contractnli: str = "") -> str:
+def _run_base(root: Path, params, values: dict, wb) -> str:
     """What every notebook of the run depends on: parameters, the corpus's bytes (`wb` is the
     run's Workbench, None without a corpus), the gold questions, the expert dictionary, the code,
     and the values given to the notebooks but the run's name, which no output shows (so a
@@ -199,7 +200,7 @@ def _run_base(root: Path, params, values: dict, wb, gold: str | None = None, con
         path = path if path is None or path.is_absolute() else root / path
         return sha256_hex(path.read_bytes()) if path is not None and path.is_file() else None
 
-    gold_fp = fingerprint(gold)
+    gold_fp = fingerprint(values["gold"])
     dictionary = dictionary_fingerprint(root / "params" / "dictionary")  # notebooks 07 and 08 answer with it
     return sha256_hex(
         canonical_json(
@@ -210,7 +211,7 @@ def _run_base(root: Path, params, values: dict, wb, gold: str | None = None, con
                 "dictionary": dictionary,
                 "code": code_hash(),
                 "values": {k: v for k, v in values.items() if k != "run_name"},
-                "contractnli": fingerprint(contractnli),
+                "contractnli": fingerprint(values["contractnli"]),
             }
         )
     )
@@ -276,7 +277,7 @@ def run(
     nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
     wb = workbench(root, params_file, run_name, corpus, gold)
     values = {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "", "contractnli": contractnli}
-    base = _run_base(root, params, values, wb, gold, contractnli)
+    base = _run_base(root, params, values, wb)
     keys_path = run_dir / "notebook_keys.json"
     keys = json.loads(keys_path.read_text(encoding="utf-8")) if keys_path.is_file() else {}
     plan, previous = [], ""
@@ -293,40 +294,28 @@ def run(
         if kept:
             progress.line(f"{nb.stem}: unchanged (same notebook, inputs, parameters and code): kept the executed copy")
     store, whole = store_root(root, params), plan[-1][1] if plan and not only else ""  # the key of the whole rendering
-    kept_render = renders.find(store, whole) if todo and whole else None
-    if kept_render and not all(_artifacts_present(root, params, e) for e in kept_render["notebooks"].values()):
-        kept_render = None
+    kept_render = _kept_rendering(root, params, store, whole, progress) if todo and whole else None
     pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(0 if kept_render else min(len(todo), KERNELS))]
-    gate, rendered, failed = StagesDone(), [], None
+    failed = None
     try:
         if todo:
             for k in pool:
                 k.start()  # kernels start and import while the library computes, and so does nbconvert
             threading.Thread(target=html_exporter, daemon=True).start()
-            if not kept_render:  # each notebook renders as soon as its stages are done
-                if whole and len(todo) == len(plan):  # every notebook renders: nothing an earlier rendering wrote stays
-                    renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
-                renderer = threading.Thread(
-                    target=lambda: rendered.append(_render(root, run_dir, todo, pool, keys, keys_path, progress, values, gate))
-                )
-                renderer.start()
-            error = compute(root, wb, params_file, run_name, progress, contractnli, gate)
-            if not kept_render:
-                renderer.join()
-                failed = rendered[0] if rendered else None
+            gate, rendering = StagesDone(), None
+            with ThreadPoolExecutor(max_workers=1) as renderer:
+                if not kept_render:  # each notebook renders as soon as its stages are done
+                    if whole and len(todo) == len(plan):  # every notebook renders: nothing an earlier rendering wrote stays
+                        renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
+                    rendering = renderer.submit(_render, root, run_dir, todo, pool, keys, keys_path, progress, values, gate)
+                error = compute(root, wb, params_file, run_name, progress, contractnli, gate)
+            failed = rendering.result() if rendering else None
             if error:
                 done = [run_dir / nb.name for nb, _ in todo if nb.stem in keys]
                 _publish_stopped(root, run_dir, done, None, error, [nb for nb, _ in todo if nb.stem not in keys], out)
                 return 1
         if kept_render:
-            try:
-                failed = _restore(root, store, whole, kept_render, run_dir, keys, keys_path, progress, values)
-            except Exception as e:  # a damaged kept rendering: dropped, and rendered as if there were none
-                progress.line(f"could not reuse the kept rendering ({type(e).__name__}: {e}): rendering the notebooks")
-                renders.discard(store, whole)
-                pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(min(len(todo), KERNELS))]
-                renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
-                failed = _render(root, run_dir, todo, pool, keys, keys_path, progress, values)
+            _restore(root, store, whole, kept_render, run_dir, keys, keys_path, progress, values)
     finally:
         if kernels is None:
             for k in pool:
@@ -350,6 +339,18 @@ def run(
         print(f"{total_computed} artifact(s) computed, {total_reused} reused.", file=out)
     print(f"Report: {shown(index, root)}", file=out)
     return 0
+
+
+def _kept_rendering(root: Path, params, store: Path, key: str, progress: "Progress") -> dict | None:
+    """The manifest of the rendering kept under `key` when every artifact it read is still in the
+    store; a damaged one is said, dropped (the run renders and keeps anew) and gives None."""
+    try:
+        manifest = renders.find(store, key)
+    except renders.DamagedRendering as e:
+        progress.line(f"could not reuse the kept rendering ({type(e).__name__}: {e}): rendering the notebooks")
+        renders.discard(store, key)
+        return None
+    return manifest if manifest and all(_artifacts_present(root, params, e) for e in manifest["notebooks"].values()) else None
 
 
 def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None):
@@ -528,22 +529,22 @@ def _render(
 def _restore(
     root: Path, store: Path, key: str, manifest: dict, run_dir: Path, keys: dict, keys_path: Path, progress: "Progress", values: dict
 ) -> None:
-    """The rendering kept under `key` (by a run under another name) copied into the run folder,
-    each notebook with this run's parameters cell and its HTML page: no kernel, no cell run."""
+    """The rendering kept under `key` (by a run under another name; `manifest` from renders.find)
+    put into the run folder, each notebook with this run's parameters cell and its HTML page: no
+    kernel, no cell run."""
     kernel = kernel_name()
     for target in renders.restore(store, key, run_dir, manifest):
         t0, name = time.perf_counter(), target.stem
         source = root / "notebooks" / target.name
-        with_parameters(target, source, notebook_parameters(source, {**values, "notebook": name}), kernel)
-        to_html(target)
+        to_html(target, with_parameters(target, source, notebook_parameters(source, {**values, "notebook": name}), kernel))
         keys[name] = manifest["notebooks"][name]
         _record_time(run_dir, name, time.perf_counter() - t0)
         progress.line(f"{name}: the same rendering as an earlier run (same notebook, inputs, parameters and code): copied")
     _write_json(keys_path, keys)
 
 
-def with_parameters(executed: Path, source: Path, parameters: dict, kernel: str) -> None:
-    """Give an executed notebook the parameters cell papermill injects for `parameters`."""
+def with_parameters(executed: Path, source: Path, parameters: dict, kernel: str):
+    """The executed notebook with the parameters cell papermill injects for `parameters`."""
     import nbformat
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
@@ -554,7 +555,7 @@ def with_parameters(executed: Path, source: Path, parameters: dict, kernel: str)
     for cell in nb.cells:
         if injected and INJECTED in cell.metadata.get("tags", []):
             cell.source = injected[0]
-    nbformat.write(nb, executed)
+    return nb
 
 
 class Progress:

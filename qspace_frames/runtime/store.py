@@ -338,22 +338,9 @@ class Store:
                 os.fsync(fh.fileno())
         _fsync_dir(tmp)
         _crash_point(stage, "synced")
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process published the same artifact first (same content) ...
-            if not (final / MANIFEST).is_file():  # ... or a stray folder without a manifest sits there
-                shutil.rmtree(final, ignore_errors=True)
-                with contextlib.suppress(OSError):
-                    os.rename(tmp, final)
-            shutil.rmtree(tmp, ignore_errors=True)
-        _fsync_dir(final.parent)  # the rename itself survives a power cut
+        publish_folder(tmp, final)
         _crash_point(stage, "renamed")
-        self._sweep(final.parent)
         return Artifact(stage, aid, final)
-
-    def _sweep(self, stage_dir: Path) -> None:
-        """Remove temporary folders of writers that died."""
-        remove_dead(stage_dir.glob(".tmp-*"), lambda name: name.rsplit("-", 1)[-1])
 
     def artifacts(self, stage: str | None = None) -> list[Artifact]:
         stages = [stage] if stage else sorted(p.name for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
@@ -378,6 +365,23 @@ def _write_tables(folder: Path, tables: Tables, stage: str, schemas: dict[str, d
         info[name] = writers.get(name, TableWriter(folder / f"{name}.parquet")).close(schemas.get(name))
         _crash_point(stage, "table_written")
     return info
+
+
+def publish_folder(tmp: Path, final: Path) -> None:
+    """Publish the finished folder `tmp` (named `.tmp-<name>-<pid>` beside `final`, holding a
+    MANIFEST) as `final` in one rename. When another process published `final` first (the same
+    content), `tmp` is dropped; a stray `final` without a manifest is replaced. The rename is made
+    durable, and temporary folders of writers that died beside it are removed."""
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not (final / MANIFEST).is_file():
+            shutil.rmtree(final, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.rename(tmp, final)
+        shutil.rmtree(tmp, ignore_errors=True)
+    _fsync_dir(final.parent)  # the rename itself survives a power cut
+    remove_dead(final.parent.glob(".tmp-*"), lambda name: name.rsplit("-", 1)[-1])
 
 
 def remove_dead(folders: Iterable[Path], pid_of: Callable[[str], str]) -> None:
