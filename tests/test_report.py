@@ -255,3 +255,25 @@ def test_hostile_document_text_never_runs(browser, tmp_path, root):
     got = open_page(browser, exported)
     assert not got["ran"] and off_machine(got["urls"]) == []
     assert all(h in got["text"] for h in HOSTILE)  # the table and the printed text show it as text
+
+
+
+def test_report_pages_are_nbconverts_pages(root):
+    """The page exporter skips HTMLExporter's BeautifulSoup pass and adds its attributes itself:
+    the same document, parsed, for the stored notebooks and for images with and without alt text."""
+    from bs4 import BeautifulSoup
+    from nbconvert import HTMLExporter
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    from qspace_frames.report.runner import html_exporter
+
+    theirs = HTMLExporter(template_name="offline", extra_template_basedirs=[str(root / "qspace_frames" / "report" / "templates")])
+    images = new_notebook(cells=[new_markdown_cell('<img src="b.png"> <img src="a.png" alt="kept">')])
+    stored = [nbformat.read(p, as_version=4) for p in sorted((root / "notebooks").glob("0*.ipynb"))]
+    for nb in [images, *stored]:
+        mine, _ = html_exporter().from_notebook_node(nb)
+        want, _ = theirs.from_notebook_node(nb)
+        assert str(BeautifulSoup(mine, "html.parser")) == str(BeautifulSoup(want, "html.parser"))
+        assert mine.count('tabindex="0"') == want.count('tabindex="0"') > 0
+    mine, _ = html_exporter().from_notebook_node(images)
+    assert mine.count('alt="No description has been provided for this image"') == 1 and 'alt="kept"' in mine

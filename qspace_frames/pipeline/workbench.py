@@ -29,6 +29,16 @@ from ..runtime.stage import Runtime
 from ..runtime.store import Artifact, Store, Table, artifact_id
 from .stages import STAGES, CorpusFiles, ask_leaves, ask_units
 
+# The stored tables `ask` reads (its sentence units and the selected trees' evidence leaves).
+ASK_TABLES = (
+    "corpus/inventory",
+    "fragments/fragments",
+    "trees/tree_nodes",
+    "trees/tree_scores",
+    "evidence/evidence",
+    "prototypes/prototypes",
+)
+
 
 def find_project_root(start: Path | None = None) -> Path:
     """The folder holding pyproject.toml and params/, searched upwards (notebooks run in notebooks/)."""
@@ -183,15 +193,7 @@ class Workbench:
     def ask_corpus(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The corpus as `ask` reads it from the stored artifacts: its sentences and table rows
         (units) and its selected trees' evidence leaves."""
-        refs = (
-            "corpus/inventory",
-            "fragments/fragments",
-            "trees/tree_nodes",
-            "trees/tree_scores",
-            "evidence/evidence",
-            "prototypes/prototypes",
-        )
-        t = {ref: self.table(ref) for ref in refs}
+        t = {ref: self.table(ref) for ref in ASK_TABLES}
         return pl.concat(list(ask_units(t, self.params.affordances))), ask_leaves(t)
 
     def ask(self, questions: list[str]) -> pl.DataFrame:

@@ -11,6 +11,7 @@ import polars as pl
 
 TOP_N = 20
 WIDTH = 420
+PATH_CHARS = 32  # about what an axis shows of a label (Vega-Lite's labelLimit, 180 px)
 
 
 def _bar(df: pl.DataFrame, x: str, y: str, title: str, color: str | None = None) -> alt.Chart:
@@ -78,7 +79,16 @@ def fragments_per_document(fr: pl.DataFrame, inv: pl.DataFrame, top: int = TOP_N
         .sort(["fragments", "path"], descending=[True, False])
         .head(top)
     )
-    return _bar(df, "fragments", "path", f"Fragments per document (top {top})")
+    return _bar(_short_paths(df, "path"), "fragments", "path", f"Fragments per document (top {top})")
+
+
+def _short_paths(df: pl.DataFrame, col: str, chars: int = PATH_CHARS) -> pl.DataFrame:
+    """Paths longer than `chars` shown as "…" and their end (the file name and the folders nearest
+    it): an axis cuts a label longer than its limit by measuring it a character at a time, 0.6 s
+    for 20 CUAD paths in vl-convert. Left whole if two paths would look the same."""
+    long = pl.col(col).str.len_chars() > chars
+    short = df.with_columns(pl.when(long).then("…" + pl.col(col).str.tail(chars - 1)).otherwise(pl.col(col)).alias(col))
+    return short if short[col].n_unique() == df[col].n_unique() else df
 
 
 # ---- question space ---------------------------------------------------------------------------

@@ -53,9 +53,10 @@ def html_exporter():
     with _exporter_lock:
         if not _exporter:
             import nbformat
-            from nbconvert import HTMLExporter
 
-            exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
+            from .page_exporter import PageExporter
+
+            exporter = PageExporter(template_name="offline", extra_template_basedirs=[str(Path(__file__).parent / "templates")])
             exporter.from_notebook_node(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))
             _exporter.append(exporter)
         return _exporter[0]
@@ -427,17 +428,21 @@ class StagesDone:
 
 
 def notebook_needs(nb: Path) -> tuple[str, ...] | None:
-    """The stages a pipeline notebook reads (those its exports step writes from, and every stage
-    before them: a notebook may show an earlier step's tables); None, the whole computation, for a
-    notebook without such a step, and for 07_evaluation (it may show the ContractNLI benchmark)."""
+    """The stages a pipeline notebook reads (those its exports step writes from, or `ask` reads
+    for 08_ask, and every stage before them: a notebook may show an earlier step's tables); None,
+    the whole computation, for any other notebook, and for 07_evaluation (it may show the
+    ContractNLI benchmark)."""
     from ..pipeline import STAGES
+    from ..pipeline.workbench import ASK_TABLES
     from .exports import STEPS
 
+    reads = {step: stages for step, (stages, _) in STEPS.items() if step != "evaluation"}
+    reads["ask"] = tuple(ref.split("/")[0] for ref in ASK_TABLES)
     step = nb.stem[3:]
-    if step not in STEPS or step == "evaluation":
+    if step not in reads:
         return None
     order = list(STAGES)
-    last = max(order.index(s) for s in STEPS[step][0])
+    last = max(order.index(s) for s in reads[step])
     return tuple(order[: last + 1])
 
 
