@@ -87,6 +87,21 @@ def test_notebooks_of_a_run_share_one_kernel_yet_start_fresh(tmp_path, root):
     assert [c.execution_count for c in second.cells if c.cell_type == "code"] == [1, 2, 3, 4]
 
 
+def test_a_spare_kernel_joins_once_the_computation_is_done_if_enough_notebooks_wait(tmp_path, root, monkeypatch):
+    """One kernel a core fewer while the library computes; the spare one starts when it is done
+    (here at once: a project without documents), if three notebooks besides the report still wait.
+    Each notebook prints its kernel's process id."""
+    from qspace_frames.report import runner
+
+    monkeypatch.setattr(runner, "KERNELS", 2)
+    for notebooks, kernels in ((5, 2), (3, 1)):
+        (tmp_path / str(notebooks)).mkdir()
+        proj = mini_project(tmp_path / str(notebooks), root, [["import os, time\ntime.sleep(0.5)\nprint(os.getpid())"]] * notebooks)
+        assert run(proj, "params/default.yaml", "spare", None, out=io.StringIO()) == 0
+        pids = {nbformat.read(p, as_version=4).cells[-1].outputs[0]["text"] for p in (proj / "reports" / "spare").glob("0*.ipynb")}
+        assert len(pids) == kernels
+
+
 def test_successful_run_writes_html_and_index(tmp_path, root):
     proj = mini_project(tmp_path, root, [["print('hello')"]])
     out = io.StringIO()

@@ -297,18 +297,22 @@ def run(
     store, whole = store_root(root, params), plan[-1][1] if plan and not only else ""  # the key of the whole rendering
     kept_render = _kept_rendering(root, params, store, whole, progress) if todo and whole else None
     pool = kernels or [WarmKernel(kernel_name(), root) for _ in range(0 if kept_render else min(len(todo), KERNELS))]
+    # the library keeps one core while it computes (its pool and this process use ~1.9 of 2 on CUAD):
+    # one kernel a core fewer until then renders as soon, for 3 s of CPU less on 50 contracts
+    spare = () if kernels else tuple(pool[max(1, len(pool) - 1) :])
     failed = None
     try:
         if todo:
             for k in pool:
-                k.start()  # kernels start and import while the library computes, and so does nbconvert
+                if k not in spare:
+                    k.start()  # kernels start and import while the library computes, and so does nbconvert
             threading.Thread(target=html_exporter, daemon=True).start()
             gate, rendering = StagesDone(), None
             with ThreadPoolExecutor(max_workers=1) as renderer:
                 if not kept_render:  # each notebook renders as soon as its stages are done
                     if whole and len(todo) == len(plan):  # every notebook renders: nothing an earlier rendering wrote stays
                         renders.clear(run_dir, [nb.stem for nb, _, _ in plan])
-                    rendering = renderer.submit(_render, root, run_dir, todo, pool, keys, keys_path, progress, values, gate)
+                    rendering = renderer.submit(_render, root, run_dir, todo, pool, keys, keys_path, progress, values, gate, spare)
                 error = compute(root, wb, params_file, run_name, progress, contractnli, gate)
             failed = rendering.result() if rendering else None
             if error:
@@ -456,11 +460,13 @@ def _render(
     progress: "Progress",
     values: dict,
     gate: StagesDone | None = None,
+    spare: tuple[WarmKernel, ...] = (),
 ) -> tuple[Path, str] | None:
     """Execute the notebooks in `todo` on the kernels of `pool` side by side, each once the stages
     it reads are done (`gate`), the last one after all others, each with its HTML; returns
     (notebook, error) for the first that failed. A notebook whose stages the computation never
-    reached (it stopped) is not started."""
+    reached (it stopped) is not started. The `spare` kernels of the pool (not started) join once
+    the computation is done, if three notebooks besides the report are still waiting for a kernel."""
     if not todo:
         return None
     import queue
@@ -470,17 +476,33 @@ def _render(
 
     free: queue.Queue = queue.Queue()
     for k in pool:
-        free.put(k)
+        if k not in spare:
+            free.put(k)
     lock, failed = threading.Lock(), []
-    done = [0]
+    done, waiting = [0], [len(todo)]  # notebooks rendered, notebooks without a kernel yet
+
+    def join_spares() -> None:
+        if gate is not None:
+            gate.wait(None)
+        if waiting[0] >= 4:  # enough left for a kernel that takes one notebook's time to start: three, and the report
+            for k in spare:
+                k.start()
+                free.put(k)
+
+    spares = threading.Thread(target=join_spares, daemon=True)
+    spares.start()
 
     def execute(nb: Path, key: str) -> None:
-        if gate is not None and not gate.wait(notebook_needs(nb)):
-            return  # the computation stopped before this notebook's stages
-        if failed:
-            return  # a notebook failed: start no other
-        target, t0 = run_dir / nb.name, time.perf_counter()
-        warm = free.get()
+        try:
+            if gate is not None and not gate.wait(notebook_needs(nb)):
+                return  # the computation stopped before this notebook's stages
+            if failed:
+                return  # a notebook failed: start no other
+            target, t0 = run_dir / nb.name, time.perf_counter()
+            warm = free.get()
+        finally:
+            with lock:
+                waiting[0] -= 1
         try:
             pm.execute_notebook(
                 str(nb),
@@ -528,6 +550,7 @@ def _render(
         for f in [ex.submit(execute, nb, key) for nb, key in todo[:-1]]:
             f.result()
     execute(*todo[-1])  # the report gathers what the others wrote (charts, exports)
+    spares.join()  # a spare kernel is started before the run closes its kernels, or not at all
     return failed[0] if failed else None
 
 
