@@ -133,9 +133,9 @@ def child_run(spec: dict) -> dict:
     seconds = []
     try:
         for name in (names[0], names[0], names[1]):
-            t0 = time.perf_counter()
-            if run(root, str(params), name, spec["corpus"], out=io.StringIO()) != 0:
-                raise RuntimeError(f"qspace run failed on {spec['corpus']}")
+            t0, out = time.perf_counter(), io.StringIO()
+            if run(root, str(params), name, spec["corpus"], out=out) != 0:
+                raise RuntimeError(f"qspace run failed on {spec['corpus']}:\n{out.getvalue()[-3000:]}")
             seconds.append(time.perf_counter() - t0)
         files = discover(spec["corpus"], load_params(params).corpus)
     finally:

@@ -162,9 +162,10 @@ def shipped_bytes(pid: int) -> int:
     total = 0
     roots = {SHM, Path(tempfile.gettempdir())}
     for d in (d for root in roots if root.is_dir() for d in root.glob(f"qspace-ship-{pid}-*")):
-        for f in d.iterdir():
-            with contextlib.suppress(OSError):
-                total += f.stat().st_size
+        with contextlib.suppress(OSError):  # a folder or frame removed while it is counted: gone, no bytes
+            for f in d.iterdir():
+                with contextlib.suppress(OSError):
+                    total += f.stat().st_size
     return total
 
 
