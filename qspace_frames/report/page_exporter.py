@@ -30,9 +30,10 @@ class PageExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         # what HTMLExporter.from_notebook_node does before its template, then the template alone
         lang = nb.metadata.get("language_info", {})
+        lexer = lang.get("pygments_lexer", lang.get("name"))
         resources = self._init_resources(resources)
-        highlight = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lang.get("pygments_lexer", lang.get("name")), parent=self))
-        self.register_filter("highlight_code", highlight)
-        self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        self.register_filter("highlight_code", self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)))
+        data_types = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
+        self.register_filter("filter_data_type", data_types)
         page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(page), resources
