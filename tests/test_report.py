@@ -257,7 +257,6 @@ def test_hostile_document_text_never_runs(browser, tmp_path, root):
     assert all(h in got["text"] for h in HOSTILE)  # the table and the printed text show it as text
 
 
-
 def test_report_pages_are_nbconverts_pages(root):
     """The page exporter skips HTMLExporter's BeautifulSoup pass and adds its attributes itself:
     the same document, parsed, for the stored notebooks and for images with and without alt text."""
