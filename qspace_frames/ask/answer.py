@@ -231,6 +231,15 @@ def _coverage(text: str, groups: str) -> pl.Expr:
     return pl.struct(text, groups).map_batches(cov, return_dtype=pl.Float64)
 
 
+SCOPE_HINTS = ("pages_hint", "slides_hint", "toc_section_hint", "layout_hint")  # what `in_scope` reads of a question
+PINNED = (
+    (pl.col("pages_hint").list.len() > 0)
+    | (pl.col("slides_hint").list.len() > 0)
+    | pl.col("toc_section_hint").is_not_null()
+    | (pl.col("layout_hint") == "table")
+)  # a question `in_scope` may reject candidates of
+
+
 def in_scope() -> pl.Expr:
     """Pinned pages, slides, sections and layout: a candidate outside them is not an answer."""
     heading = pl.col("heading_path").list.join(" ").str.to_lowercase()
@@ -343,7 +352,7 @@ def _search_scores(queries: pl.DataFrame, units, p: EvalParams) -> tuple[pl.Lazy
         keys = u.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "doc_id", "chunk")
         counts.add(*[x.with_columns(pl.col("_u") + off) for x in (keys, dl, tf)], u)
         off += u.height
-    return counts.scores(q_terms, p)
+    return counts.scores(q_terms, p, matched_only=True)
 
 
 # the boosts of a candidate's BM25 score (rank_candidates): an evidence leaf of one of the question's
@@ -373,36 +382,39 @@ def rank_candidates(
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
     scored, units = _search_scores(queries, units, p)
     scored = scored.filter(pl.col("score") > 0).collect()
+    hints = parsed.select(
+        pl.col("id").alias("query_id"),
+        *SCOPE_HINTS,
+        "scope_jurisdictions",
+        "answer_type",
+        "keywords",
+        _stated_values("question").alias("_numbers"),
+    )
+    # the scope filters first, for the questions that pin a page, slide, section or layout, on the
+    # columns they read (a question over a whole corpus of contracts has millions of candidates: no
+    # column is joined to them all); with `top`, a candidate whose score could not reach the top-th
+    # score even boosted MAX_BOOST times is dropped before the boosts are computed
+    pins = parsed.select(pl.col("id").alias("query_id"), *SCOPE_HINTS).filter(PINNED)
+    if pins.height:
+        scope = ["page", "heading_path", "kind"]
+        pinned = scored.join(pins, on="query_id").join(units.select("doc_id", "chunk", *scope), on=["doc_id", "chunk"])
+        scored = pl.concat([scored.join(pins, on="query_id", how="anti"), pinned.filter(in_scope()).select(scored.columns)])
+    cands = scored
+    if top is not None:
+        kth = cands.group_by("query_id").agg(pl.col("score").top_k(top).min().alias("_kth"))
+        cands = cands.join(kth, on="query_id").filter(pl.col("score") * MAX_BOOST >= pl.col("_kth")).drop("_kth")
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
-    # from the matched sentences to their leaves, never from every leaf to the question's intents
+    # from the candidates to their leaves, never from every leaf to the question's intents
     boost = (
-        scored.select("query_id", "doc_id", "chunk")
+        cands.select("query_id", "doc_id", "chunk")
         .join(units.select("doc_id", "chunk", "fragment_id", "char_start"), on=["doc_id", "chunk"])
         .join(leaves, on=["fragment_id", "char_start"])
         .join(intents, on=["query_id", "intent"])
         .group_by("query_id", "chunk")
         .agg(pl.len().alias("_leaf"))
     )
-    hints = parsed.select(
-        pl.col("id").alias("query_id"),
-        "pages_hint",
-        "slides_hint",
-        "toc_section_hint",
-        "layout_hint",
-        "scope_jurisdictions",
-        "answer_type",
-        "keywords",
-        _stated_values("question").alias("_numbers"),
-    )
-    # the scope filters first, on the columns they read; with `top`, a candidate whose score could not
-    # reach the top-th score even boosted MAX_BOOST times is dropped before the boosts are computed
-    scope = ["page", "heading_path", "kind"]
-    cands = scored.join(units.select("doc_id", "chunk", *scope), on=["doc_id", "chunk"]).join(hints, on="query_id").filter(in_scope())
-    if top is not None:
-        kth = cands.group_by("query_id").agg(pl.col("score").top_k(top).min().alias("_kth"))
-        cands = cands.join(kth, on="query_id").filter(pl.col("score") * MAX_BOOST >= pl.col("_kth")).drop("_kth")
     return (
-        cands.drop(scope)
+        cands.join(hints, on="query_id")
         .join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
         # an evidence leaf of a candidate prototype, a sentence naming the question's jurisdiction, and one

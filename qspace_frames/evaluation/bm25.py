@@ -196,8 +196,10 @@ class Bm25Counts:
         self.tf.append(tf.join(mine, on="_u", how="semi"))
         self.kept.append(detached(units.join(self.docs, on="doc_id", how="semi")))
 
-    def scores(self, q_terms: pl.DataFrame, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
-        """(scores: query_id, doc_id, chunk, score for every unit of a query's document; the kept units)."""
+    def scores(self, q_terms: pl.DataFrame, p: EvalParams, matched_only: bool = False) -> tuple[pl.LazyFrame, pl.DataFrame]:
+        """(scores: query_id, doc_id, chunk, score for every unit of a query's document, or with
+        `matched_only` for those that share a term with it, the only ones scoring above 0; the
+        kept units)."""
         keys, dl, tf = pl.concat(self.keys), pl.concat(self.dl), pl.concat(self.tf)
         # the lengths are integers, so this is the mean of all of them, whatever the batching
         stats = pl.DataFrame(
@@ -225,6 +227,10 @@ class Bm25Counts:
             .collect()
         )
         matched = exact_sums(parts, ["query_id", "chunk"], {"score": "_part"})
+        if matched_only:  # a question over a whole corpus: not every unit of every document, with zeros
+            return matched.lazy().join(keys.lazy().select("doc_id", "chunk"), on="chunk").select(
+                "query_id", "doc_id", "chunk", "score"
+            ), pl.concat(self.kept)
         scores = (
             self.queries.lazy()
             .select("query_id", "doc_id")
