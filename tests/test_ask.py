@@ -102,3 +102,24 @@ def test_ranking_only_the_candidates_that_can_reach_the_top_changes_no_rank(wb, 
     head = lambda f: f.filter(pl.col("_rank") < TOP_K).select(cols).sort("query_id", "_rank")  # noqa: E731
     assert pruned.height < full.height
     assert head(pruned).equals(head(full))
+
+
+def test_a_sentence_wrapped_over_lines_is_quoted_whole_with_exact_offsets(tmp_path, root):
+    """Hard-wrapped prose (plain text at 60 columns) is quoted as the whole sentence, not the line
+    that confirmed it; the offsets still give the document's own text, line breaks included."""
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "leave.txt").write_text(
+        "Annual leave\n\nEmployees who wish to carry over unused annual leave must submit\n"
+        "a request to their manager no later than 15 December 2026, so\nthat the new year's plans can be agreed.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
+    wb = Workbench(
+        params_file=str(tmp_path / "p.yaml"), corpus_arg=str(corpus), run_name="wrap", project_root=root, reports_dir=tmp_path / "r"
+    )
+    got = wb.ask(["By when must employees request to carry over unused annual leave?"]).row(0, named=True)
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    assert got["status"] == "answered" and "15 December" in got["answer"]
+    assert got["quote"].startswith("Employees who wish") and got["quote"].endswith("can be agreed.") and "\n" in got["quote"]
+    assert docs[got["doc_id"]][got["char_start"] : got["char_end"]] == got["quote"]

@@ -521,8 +521,23 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
             pl.col("_quote").filter(pl.col("_ok")).first().alias("_quote"),
             pl.col("_qs").filter(pl.col("_ok")).first().alias("_qs"),
         )
+        # prose is quoted whole, across its hard line breaks (a wrapped sentence is not cut at a line);
+        # a table row or record keeps its confirming line
+        .with_columns(
+            pl.when(pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS))
+            .then(pl.col("char_start") + pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars())
+            .otherwise(pl.col("_qs"))
+            .alias("_qs"),
+            pl.when(pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS))
+            .then(pl.col("text").str.strip_chars())
+            .otherwise(pl.col("_quote"))
+            .alias("_quote"),
+        )
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
     )
+
+
+PROSE_KINDS = ("paragraph", "list_item")  # units quoted whole; the others (table rows, records) by the line that confirms
 
 
 # The --json output of `qspace ask`: a list of answers, each an object with these keys.
