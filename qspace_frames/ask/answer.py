@@ -448,7 +448,14 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
     )
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
-    best = confirmed.filter(pl.col("_confirmed")).sort(["query_id", "_rank"]).group_by("query_id", maintain_order=True).first()
+    # of the confirmed candidates, the one with most of the question's words, then the best ranked
+    # (development set: 39 of 161 right instead of 36 for the best ranked alone, declines unchanged)
+    best = (
+        confirmed.filter(pl.col("_confirmed"))
+        .sort(["query_id", "_coverage", "_rank"], descending=[False, True, False])
+        .group_by("query_id", maintain_order=True)
+        .first()
+    )
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         best.select(
             pl.col("query_id").alias("id"),
