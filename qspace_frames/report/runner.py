@@ -222,11 +222,13 @@ def declared_parameters(nb: Path) -> set[str]:
     """The names a notebook's `parameters` cell assigns."""
     import ast
 
+    from ..runtime.stage import syntax_tree
+
     cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
     src = next(("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), "")
     return {
         t.id
-        for node in ast.parse(src).body
+        for node in syntax_tree(src).body
         if isinstance(node, (ast.Assign, ast.AnnAssign))
         for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
         if isinstance(t, ast.Name)

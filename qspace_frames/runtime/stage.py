@@ -21,6 +21,7 @@ import ast
 import functools
 import inspect
 import textwrap
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -67,8 +68,21 @@ def code_hash(obj) -> str:
     return sha256_hex(_stripped(textwrap.dedent(inspect.getsource(obj))))
 
 
+# CPython 3.11 counts the AST constructor's recursion depth per interpreter, not per thread: two
+# threads parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+# (python/cpython#106905). A run hashes stage code in its main thread while its render threads read
+# notebooks' parameters cells, so every parse in the package holds this lock.
+_AST_LOCK = threading.Lock()
+
+
+def syntax_tree(source: str) -> ast.Module:
+    """`ast.parse`, one thread at a time."""
+    with _AST_LOCK:
+        return ast.parse(source)
+
+
 def _stripped(source: str) -> str:
-    tree = ast.parse(source)
+    tree = syntax_tree(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (
