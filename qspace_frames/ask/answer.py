@@ -513,9 +513,10 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     ok = has_kw.with_columns((pl.col("_value").is_not_null() & pl.col("_kw_hit")).alias("_ok"))
     ok = ok.with_columns(
         # trim the line to its text, keeping the offsets exact
-        (pl.col("_line_start") + pl.col("_line").str.len_chars() - pl.col("_line").str.strip_chars_start().str.len_chars()).alias("_qs"),
+        (pl.col("_line_start") + _indent("_line")).alias("_qs"),
         pl.col("_line").str.strip_chars().alias("_quote"),
     )
+    whole = pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS)
     return (
         ok.sort(["query_id", "_rank", "_ok", "_line_start", "_pat_i"], descending=[False, False, True, False, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
@@ -531,20 +532,19 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         # prose is quoted whole, across its hard line breaks (a wrapped sentence is not cut at a line);
         # a table row or record keeps its confirming line
         .with_columns(
-            pl.when(pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS))
-            .then(pl.col("char_start") + pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars())
-            .otherwise(pl.col("_qs"))
-            .alias("_qs"),
-            pl.when(pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS))
-            .then(pl.col("text").str.strip_chars())
-            .otherwise(pl.col("_quote"))
-            .alias("_quote"),
+            pl.when(whole).then(pl.col("char_start") + _indent("text")).otherwise(pl.col("_qs")).alias("_qs"),
+            pl.when(whole).then(pl.col("text").str.strip_chars()).otherwise(pl.col("_quote")).alias("_quote"),
         )
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
     )
 
 
 PROSE_KINDS = ("paragraph", "list_item")  # units quoted whole; the others (table rows, records) by the line that confirms
+
+
+def _indent(col: str) -> pl.Expr:
+    """Characters of whitespace a text starts with (a quote trimmed of them keeps exact offsets)."""
+    return pl.col(col).str.len_chars() - pl.col(col).str.strip_chars_start().str.len_chars()
 
 
 # The --json output of `qspace ask`: a list of answers, each an object with these keys.

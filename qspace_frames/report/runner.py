@@ -492,7 +492,8 @@ def _render(
                 free.put(k)
 
     spares = threading.Thread(target=join_spares, daemon=True)
-    spares.start()
+    if spare:
+        spares.start()
 
     def execute(nb: Path, key: str) -> None:
         try:
@@ -552,7 +553,8 @@ def _render(
         for f in [ex.submit(execute, nb, key) for nb, key in todo[:-1]]:
             f.result()
     execute(*todo[-1])  # the report gathers what the others wrote (charts, exports)
-    spares.join()  # a spare kernel is started before the run closes its kernels, or not at all
+    if spare:
+        spares.join()  # a spare kernel is started before the run closes its kernels, or not at all
     return failed[0] if failed else None
 
 
