@@ -3,6 +3,7 @@ against their schemas, and its artifact id follows its code but not its comments
 
 from __future__ import annotations
 
+import json
 import textwrap
 import types
 
@@ -10,6 +11,7 @@ import polars as pl
 import pytest
 
 from qspace_frames import pipeline
+from qspace_frames.ids import sha256_hex
 from qspace_frames.params import Params
 from qspace_frames.runtime import stage as stage_mod
 from qspace_frames.runtime.stage import Runtime, Stage, StageOutputError, code_hash
@@ -58,6 +60,27 @@ def test_the_code_hash_ignores_docstrings_and_comments_but_not_code():
     )
     assert code_hash(a) == code_hash(b) != code_hash(c)
     assert code_hash(a.f) == code_hash(b.f) != code_hash(c.f)
+
+
+def test_stripped_code_hashes_are_remembered_for_the_next_process(tmp_path, monkeypatch):
+    memo = tmp_path / "store" / "code_hashes.json"
+    monkeypatch.setattr(stage_mod, "_SOURCE_HASHES", {})
+    monkeypatch.setattr(stage_mod, "_MEMO_FILE", [])
+    stage_mod.remember_code_hashes(memo)
+    source = "def f(x):\n    'Doubles.'\n    return x * 2  # why\n"
+    h = stage_mod._source_hash(source)
+    assert h == stage_mod._source_hash("def f(x):\n    return x * 2\n")
+    assert json.loads(memo.read_text())[sha256_hex(source)] == h
+    # a new process reads the file instead of parsing the code again
+    monkeypatch.setattr(stage_mod, "_SOURCE_HASHES", {})
+    stage_mod.remember_code_hashes(memo)
+    monkeypatch.setattr(stage_mod, "syntax_tree", lambda s: pytest.fail("parsed again"))
+    assert stage_mod._source_hash(source) == h
+    # an unreadable memo is only slower
+    memo.write_text("{not json")
+    monkeypatch.setattr(stage_mod, "_SOURCE_HASHES", {})
+    stage_mod.remember_code_hashes(memo)
+    assert stage_mod._SOURCE_HASHES == {}
 
 
 def test_every_stage_reads_only_declared_stages_and_declares_every_output_schema():

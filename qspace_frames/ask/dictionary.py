@@ -7,6 +7,7 @@ A broken table fails with `DictionaryError` naming the file, the row and the rul
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,7 +173,13 @@ def load_dictionary(folder: str | Path = DEFAULT_FOLDER) -> Dictionary:
         folder = _PROJECT_ROOT / folder
     if not folder.is_dir():
         raise DictionaryError(f"{folder}: dictionary folder missing")
+    return _load(folder.resolve(), dictionary_fingerprint(folder))
 
+
+# Validating the tables compiles every pattern (~0.15 s), and a notebook or a question set parses
+# several times: the same bytes give the same dictionary.
+@functools.lru_cache(maxsize=4)
+def _load(folder: Path, _fingerprint: str) -> Dictionary:
     # concepts
     p, concepts = _read(folder, "concepts")
     _check_rows(p, concepts, {"concept": [_nonempty], "definition": [_nonempty], "document_family": [_name]})

@@ -18,8 +18,11 @@ docs stripped, dependency data versions).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
+import json
+import os
 import textwrap
 import threading
 from dataclasses import dataclass
@@ -64,8 +67,36 @@ def code_hash(obj) -> str:
     with every module in it."""
     if hasattr(obj, "__path__"):
         files = sorted(f for d in obj.__path__ for f in Path(d).rglob("*.py"))
-        return sha256_hex("".join(f"{f.name}:{_stripped(f.read_text(encoding='utf-8'))}" for f in files))
-    return sha256_hex(_stripped(textwrap.dedent(inspect.getsource(obj))))
+        return sha256_hex("".join(f"{f.name}:{_source_hash(f.read_text(encoding='utf-8'))}" for f in files))
+    return _source_hash(textwrap.dedent(inspect.getsource(obj)))
+
+
+# Stripping the package's code (parse, drop docstrings, write back: ~0.8 s for all of it) would be
+# paid by every process that names an artifact: a run, each of its kernels, every `qspace ask`. A
+# source text's stripped hash never changes, so it is remembered by the text's own hash, in memory
+# and, once a store is open, in a file beside its artifacts shared by every process using it.
+_SOURCE_HASHES: dict[str, str] = {}
+_MEMO_FILE: list[Path] = []
+
+
+def remember_code_hashes(path: Path) -> None:
+    """Keep the stripped-code hashes in the JSON file `path` (raw text's hash -> stripped hash)."""
+    _MEMO_FILE[:] = [path]
+    with contextlib.suppress(OSError, ValueError):
+        _SOURCE_HASHES.update(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _source_hash(source: str) -> str:
+    raw = sha256_hex(source)
+    if raw not in _SOURCE_HASHES:
+        _SOURCE_HASHES[raw] = sha256_hex(_stripped(source))
+        if _MEMO_FILE:  # best effort: a memo that cannot be written is only slower next time
+            tmp = _MEMO_FILE[0].with_name(f".{_MEMO_FILE[0].name}-{os.getpid()}-{threading.get_ident()}")
+            with contextlib.suppress(OSError):
+                _MEMO_FILE[0].parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(json.dumps(_SOURCE_HASHES, sort_keys=True), encoding="utf-8")
+                os.replace(tmp, _MEMO_FILE[0])
+    return _SOURCE_HASHES[raw]
 
 
 # CPython 3.11 counts the AST constructor's recursion depth per interpreter, not per thread: two
