@@ -123,3 +123,49 @@ def test_a_sentence_wrapped_over_lines_is_quoted_whole_with_exact_offsets(tmp_pa
     assert got["status"] == "answered" and "15 December" in got["answer"]
     assert got["quote"].startswith("Employees who wish") and got["quote"].endswith("can be agreed.") and "\n" in got["quote"]
     assert docs[got["doc_id"]][got["char_start"] : got["char_end"]] == got["quote"]
+
+
+def _small_corpus(tmp_path, root, files: dict[str, str]) -> Workbench:
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    for name, text in files.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
+    params = tmp_path / "p.yaml"
+    return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name="small", project_root=root, reports_dir=tmp_path / "r")
+
+
+MANUAL = (
+    "# History\n\nThis manual was initially written in 1996 by Ian Jackson. "
+    "It was revised by the policy team in later years. The manual has twelve chapters.\n"
+)
+
+
+def test_a_sentence_held_twice_takes_one_candidate_place_and_a_plain_answer_needs_every_keyword(tmp_path, root):
+    """The same manual as Markdown and as text: its sentences are ranked once each. A "when"
+    answered by a bare year (no date pattern confirms it) is still answered, as the sentence that
+    holds every keyword of the question; a question with a keyword no sentence holds is declined."""
+    from qspace_frames.ask.answer import distinct_texts, rank_candidates
+    from qspace_frames.ask.dictionary import load_dictionary
+    from qspace_frames.ask.parse import parse_questions
+
+    wb = _small_corpus(tmp_path, root, {"manual.md": MANUAL, "manual.txt": MANUAL.replace("# History", "HISTORY")})
+    question = "When was the manual initially written?"
+    units, leaves = wb.ask_corpus()
+    dictionary = load_dictionary(wb.source("dictionary")[1])
+    parsed = parse_questions(pl.DataFrame({"id": ["q"], "question": [question]}), dictionary)
+    ranked = rank_candidates(parsed, units, leaves, wb.params.evaluation, dictionary=dictionary)
+    texts = ranked["text"].str.strip_chars().to_list()
+    assert len(texts) > len(set(texts))  # both renditions rank
+    kept = distinct_texts(ranked)
+    assert sorted(kept["text"].str.strip_chars().to_list()) == sorted(set(texts))
+    assert kept["_rank"].to_list() == list(range(kept.height))
+    assert kept["score"].to_list() == sorted(kept["score"].to_list(), reverse=True)
+
+    got = wb.ask([question, "When was the manual translated into Welsh?"])
+    first = got.row(0, named=True)
+    assert first["status"] == "answered" and first["quote"] == "This manual was initially written in 1996 by Ian Jackson."
+    assert first["answer"] == first["quote"]
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    assert docs[first["doc_id"]][first["char_start"] : first["char_end"]] == first["quote"]
+    assert got["status"][1] == "no_answer"

@@ -45,6 +45,7 @@ ANSWERS = {
 STATUSES = ("answered", "no_answer", "clarification", "compound")
 TOP_K = 8  # candidate sentences checked for confirmation, best first
 MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with its headings and document name) must contain
+WHOLE_COVERAGE = 1.0  # ... and, to answer as plain text when no candidate is confirmed by its answer type, all of them
 
 
 # what a sentence is searched by: itself, then its fragment's context, its section headings and its
@@ -434,10 +435,27 @@ def rank_candidates(
     )
 
 
+SAME_TEXT = 4  # candidates ranked per one kept: a corpus may hold a text several times (a manual as HTML, text and PDF)
+
+
+def distinct_texts(ranked: pl.DataFrame) -> pl.DataFrame:
+    """The ranked candidates without repeats of a text already ranked higher for the same question
+    (compared with whitespace collapsed and case folded), ranks renumbered: three renditions of one
+    sentence would otherwise fill three of the TOP_K places."""
+    same = pl.col("text").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
+    return (
+        ranked.with_columns(same.alias("_same"))
+        .unique(["query_id", "_same"], keep="first", maintain_order=True)
+        .drop("_same")
+        .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
+    )
+
+
 def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
-    cands = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=TOP_K).filter(pl.col("_rank") < TOP_K)
+    ranked = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=TOP_K * SAME_TEXT)
+    cands = distinct_texts(ranked).filter(pl.col("_rank") < TOP_K)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = (
@@ -456,6 +474,23 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
         .group_by("query_id", maintain_order=True)
         .first()
     )
+    # none confirmed by its answer type's pattern: the best ranked candidate holding every one of the
+    # question's keyword groups answers as text (a "when" answered by an event, a "who" by a name no
+    # role pattern knows), quoted whole
+    plain = (
+        confirmed.join(best, on="query_id", how="anti")
+        .filter(pl.col("_coverage") >= WHOLE_COVERAGE)
+        .sort(["query_id", "_rank"])
+        .group_by("query_id", maintain_order=True)
+        .first()
+        .with_columns(
+            (pl.col("char_start") + _indent("text")).alias("_qs"),
+            pl.col("text").str.strip_chars().alias("_quote"),
+            pl.col("text").str.strip_chars().alias("_value"),
+        )
+        .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+    )
+    best = pl.concat([best, plain.select(best.columns)])
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         best.select(
             pl.col("query_id").alias("id"),
@@ -488,9 +523,16 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         .rename({"retrieval_patterns": "_pat"})
         .with_columns(pl.int_range(pl.len()).over("answer_type").alias("_pat_i"))
     )  # the registry's order decides between patterns
-    # the quote is the confirming line, with its own offsets (a JSON record or table row is one line)
+    # a table row or record is confirmed by one of its lines, and quoted by it with its own offsets;
+    # prose by the whole unit: its line breaks are layout (a wrapped sentence has its keyword on one
+    # line and its value on the next)
     lines = (
-        cands.with_columns(pl.col("text").str.split("\n").alias("_line"))
+        cands.with_columns(
+            pl.when(pl.col("kind").is_in(PROSE_KINDS))
+            .then(pl.concat_list(pl.col("text").str.replace_all(r"[ \t]*\n\s*", " ")))
+            .otherwise(pl.col("text").str.split("\n"))
+            .alias("_line")
+        )
         .explode("_line")
         .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
         .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
