@@ -89,6 +89,10 @@ BM25_SLICE = 100_000  # units read per step when counting terms: bounded memory 
 
 # A light suffix stripper, the same for every strategy: "discloses", "disclosed", "disclosing" and
 # "disclosure" all become "disclos", so a question and its evidence meet on the word, not the form.
+# Written here, not taken from a library: English Snowball (PyStemmer) measured no better (ask's
+# development questions 41 of 161 either way, held out 12 of 65 against 13; Qspace's evidence recall
+# within +0.6 points on ContractNLI and PolicyQA dev) and keeps the plural of acronyms ("SLAs",
+# "NDAs", "KPIs" are not "SLA", "NDA", "KPI"), which policies and contracts are full of.
 STEM = r"^(\p{L}{3,}?)(?:ies|ings?|ed|es|s|ures?|ions?|ments?|ly|e)$"
 
 
