@@ -169,3 +169,42 @@ def test_a_sentence_held_twice_takes_one_candidate_place_and_a_plain_answer_need
     docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
     assert docs[first["doc_id"]][first["char_start"] : first["char_end"]] == first["quote"]
     assert got["status"][1] == "no_answer"
+
+
+STEPS = """# Travel
+
+## Booking a trip
+
+To book a business trip, do the following:
+
+1. Ask your manager to approve the trip in the travel portal.
+2. Book the flights and the hotel through the travel desk.
+   The desk answers within one business day.
+3. Add the booking reference to the expense report.
+
+Trips abroad also need a security briefing from the risk office.
+
+## Expenses
+
+Receipts are kept for seven years by the finance team.
+"""
+
+
+def test_steps_are_read_from_the_list_in_document_order(tmp_path, root):
+    """The Nth, the last and the next item of a numbered list, quoted whole with exact offsets;
+    an item's continuation line and the paragraph after the list are not items of it."""
+    wb = _small_corpus(tmp_path, root, {"travel.md": STEPS})
+    got = wb.ask(
+        [
+            "What is the first step to book a business trip?",
+            "What is the third step to book a business trip?",
+            "What is the last step to book a business trip?",
+            "What comes after the manager approves the trip in the travel portal?",
+            "What do I do after booking the flights and the hotel through the travel desk?",
+        ]
+    )
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    starts = ["Ask your manager", "Add the booking reference", "Add the booking reference", "Book the flights", "Add the booking reference"]
+    for r, start in zip(got.iter_rows(named=True), starts):
+        assert r["status"] == "answered" and r["quote"].startswith(start), (r["question"], r["quote"])
+        assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]

@@ -22,7 +22,8 @@ from ..evaluation.qspace import selected_leaves
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
-from .parse import parse_questions
+from .parse import POSITION, parse_questions
+from .sequence import read_in_order
 
 ANSWERS = {
     "id": pl.String,
@@ -259,8 +260,9 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a compound one whose parts are too short to stand alone ("..., and why?")
     short = pl.col("sub_questions").list.eval(pl.element().str.count_matches(r"\b\w{3,}\b") < 3).list.any()
+    in_order = pl.col("sequence_position").is_not_null() | pl.col("sequence_after").is_not_null()
     parsed = parsed.with_columns(
-        pl.when((pl.col("decomposition_pattern") == "conditional") | short)
+        pl.when((pl.col("decomposition_pattern") == "conditional") | short | in_order)
         .then(pl.lit("single"))
         .otherwise(pl.col("decomposition_pattern"))
         .alias("decomposition_pattern")
@@ -272,7 +274,10 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         .drop_nulls()
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
-    rows = [_answer_simple(simple_q, units, leaves, dictionary, p)] if simple_q.height else []
+    # a question about order is answered from document order when its anchor is found, else as any other
+    rows = [_answer_in_order(simple_q.filter(in_order), units, leaves, dictionary, p)] if simple_q.filter(in_order).height else []
+    simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
+    rows += [_answer_simple(simple_q, units, leaves, dictionary, p)] if simple_q.height else []
     if subs.height:
         sub_ids = subs.with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
         sub_parsed = parse_questions(pl.DataFrame({"id": sub_ids["sub_id"], "question": sub_ids["sub_questions"]}), dictionary)
@@ -451,19 +456,62 @@ def distinct_texts(ranked: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
-    if parsed.height == 0:
-        return pl.DataFrame(schema=ANSWERS)
+def _about(parsed: pl.DataFrame, units, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
+    """(query_id, _rank, _coverage, unit columns): the TOP_K candidates of each question that hold
+    at least MIN_COVERAGE of its keyword groups (in their text, headings or document name)."""
     ranked = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=TOP_K * SAME_TEXT)
     cands = distinct_texts(ranked).filter(pl.col("_rank") < TOP_K)
-    # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
-    cands = (
+    return (
         cands.join(groups, on="query_id", how="left")
         .with_columns(SEARCH.alias("search"))
         .with_columns(_coverage("search", "_groups").alias("_coverage"))
         .filter(pl.col("_coverage") >= MIN_COVERAGE)
     )
+
+
+def _answer_in_order(
+    parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams
+) -> pl.DataFrame:
+    """The answered questions about order (`sequence`): the anchor is the candidate holding most
+    of the keyword groups of the step named ("what comes after X": X) or of the question, then
+    the best ranked; the answer is the item read from its document, quoted whole."""
+    # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
+    named = parsed.select("id", pl.coalesce("sequence_after", pl.col("question").str.replace_all(POSITION, " ")).alias("question"))
+    anchors = (
+        _about(parse_questions(named, dictionary), units, leaves, dictionary, p)
+        .sort(["query_id", "_coverage", "_rank"], descending=[False, True, False])
+        .group_by("query_id", maintain_order=True)
+        .first()
+        .select("query_id", "doc_id", "char_start", "score")
+        .join(parsed.select(pl.col("id").alias("query_id"), "sequence_position", "sequence_after"), on="query_id")
+    )
+    got = read_in_order(anchors.drop("score"), units).join(anchors.select("query_id", "score"), on="query_id")
+    quote = pl.col("text").str.strip_chars()
+    return parsed.select("id", "question", "answer_type").join(
+        got.select(
+            pl.col("query_id").alias("id"),
+            "document",
+            "page",
+            "heading_path",
+            (pl.col("char_start") + _indent("text")).alias("char_start"),
+            (pl.col("char_start") + _indent("text") + quote.str.len_chars()).alias("char_end"),
+            "doc_id",
+            "fragment_id",
+            quote.alias("quote"),
+            quote.alias("answer"),
+            "score",
+            pl.lit("answered").alias("status"),
+        ),
+        on="id",
+    )
+
+
+def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
+    if parsed.height == 0:
+        return pl.DataFrame(schema=ANSWERS)
+    # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
+    cands = _about(parsed, units, leaves, dictionary, p)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
     # of the confirmed candidates, the one with most of the question's words, then the best ranked

@@ -114,6 +114,8 @@ QUESTIONS = {
     "condition": pl.String,
     "suggested_clarification": pl.String,
     "ambiguity_reason": pl.String,
+    "sequence_position": pl.Int64,  # the Nth item asked for ("the second step": 2), -1 for the last; null
+    "sequence_after": pl.String,  # the step a "what comes after X" question names (X); null
 }
 
 SOURCES = ("direct", "expert_dictionary", "anchor", "question")  # strongest first
@@ -772,6 +774,40 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     return pl.coalesce(reasons), pl.coalesce(clarify)
 
 
+# ---- order: the Nth item of a list, what comes after a step --------------------------------------
+
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+LAST = ("last", "final")
+SEQUENCE_NOUN = r"(?:step|thing|item|stage|task|event|action|phase|point|service|deduction|requirement|duty|obligation|one)s?"
+# "the fourth task", "the first thing to do", "the final step", "the 3rd item", "step 4 of"
+POSITION = (
+    rf"(?i)\b({'|'.join([*ORDINALS, *LAST])}|\d{{1,2}}(?:st|nd|rd|th))\s+(?:[\w-]+\s+){{0,2}}?{SEQUENCE_NOUN}\b"
+    r"|(?i)\bstep\s+(?:number\s+)?(\d{1,2})\b"
+)
+# "what comes (right) after X?", "what do I do after X?", "once X, what happens next?"
+AFTER = (
+    r"(?i)\b(?:comes?|happens?|follows?|(?:do|should|must|shall)\s+(?:i|you|we|they)\s+do|is\s+done|is\s+next)\b[^?]*?"
+    r"\b(?:right\s+|immediately\s+|directly\s+|just\s+)?after\s+([^?]+)"
+    r"|(?i)^\s*(?:once|after)\s+([^,?]+),\s*(?:what|who)\b[^?]*\bnext\b"
+)
+
+
+def _sequence() -> tuple[pl.Expr, pl.Expr]:
+    """(sequence_position, sequence_after) of each question, from `_t`."""
+    pos = pl.col("_t").str.extract_groups(POSITION)
+    word = pos.struct.field("1").str.to_lowercase()
+    number = pl.coalesce(word.str.extract(r"^(\d+)", 1), pos.struct.field("2")).cast(pl.Int64, strict=False)
+    position = (
+        pl.when(word.is_in(list(LAST)))
+        .then(pl.lit(-1))
+        .otherwise(pl.coalesce(word.replace_strict(ORDINALS, default=None, return_dtype=pl.Int64), number))
+    )
+    after = pl.col("_t").str.extract_groups(AFTER)
+    step = pl.coalesce(after.struct.field("1"), after.struct.field("2")).str.strip_chars(" .,;:")
+    # "what happens after 2023?" names a period, not a step
+    return position.cast(pl.Int64), pl.when(step.str.count_matches(r"\p{L}{2,}") >= 2).then(step)
+
+
 # ---- the parser ---------------------------------------------------------------------------------
 
 
@@ -836,7 +872,10 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
         _first_rule(TOC_PATTERNS, group=1).alias("toc_section_hint"),
     )
     reason, clarification = _vagueness()
+    position, after = _sequence()
     f = f.with_columns(
+        position.alias("sequence_position"),
+        after.alias("sequence_after"),
         _answer_type(d, "_main").alias("answer_type"),
         reason.alias("ambiguity_reason"),
         clarification.alias("suggested_clarification"),
