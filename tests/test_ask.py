@@ -208,3 +208,49 @@ def test_steps_are_read_from_the_list_in_document_order(tmp_path, root):
     for r, start in zip(got.iter_rows(named=True), starts):
         assert r["status"] == "answered" and r["quote"].startswith(start), (r["question"], r["quote"])
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+
+
+NOTICES = """SUPPLY AGREEMENT
+
+This Supply Agreement is made between Acme Widgets Inc. and Beta Tools LLC.
+
+12. Notices. All notices under this Agreement shall be in writing and sent to the addresses below.
+
+If to Acme:
+Acme Widgets Inc.
+Attention: Jane Roe
+E-mail: jane.roe@acmewidgets.com
+Telephone: (555) 010-2000
+
+If to Beta:
+Beta Tools LLC
+Attention: John Doe
+E-mail: j.doe@betatools.example
+Facsimile: (555) 010-3999
+"""
+
+
+def test_a_contact_question_gets_the_address_or_number_of_the_party_it_names(tmp_path, root):
+    """A notices clause lists each party's address on lines of its own, without the words of the
+    question: the party's block showing an address of the asked type, in the best ranked document,
+    is the answer (quoted whole, with exact offsets), not the other party's; a question whose
+    document shows no such value is declined."""
+    wb = _small_corpus(tmp_path, root, {"supply_agreement.txt": NOTICES, "other.txt": "Beta Tools LLC makes hammers in Ohio.\n"})
+    got = wb.ask(
+        [
+            "What email address is given for notices to Beta Tools?",
+            "What is the fax number for notices to Beta Tools?",
+            "Who do I email at Acme Widgets to give notice under the supply agreement?",
+            "What is the IBAN of Beta Tools?",
+        ]
+    )
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    want = [
+        ("j.doe@betatools.example", "acmewidgets"),
+        ("Facsimile: (555) 010-3999", "acmewidgets"),
+        ("jane.roe@acmewidgets.com", "betatools"),
+    ]
+    for r, (value, other) in zip(got.iter_rows(named=True), want):
+        assert r["status"] == "answered" and value in r["quote"] and other not in r["quote"], (r["question"], r["quote"])
+        assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+    assert got["status"][3] == "no_answer"

@@ -507,6 +507,45 @@ def _answer_in_order(
     )
 
 
+# what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
+CHOSEN = ["query_id", "document", "page", "heading_path", "_qs", "_qe", "doc_id", "fragment_id", "_quote", "_value", "score"]
+CONTACT_TYPES = ("email", "phone", "url", "contact")  # answer types whose value the text shows unmistakably
+CONTACT_DEPTH = 100  # candidates searched for a contact value, best first ...
+CONTACT_DOCUMENTS = 3  # ... in the documents of this many best ranked
+
+
+def _contact(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
+    """Contact questions none of whose TOP_K candidates was confirmed: the best ranked of the
+    first CONTACT_DEPTH candidates, in the documents of the best ranked ones, that shows an address
+    or number of the asked type (a notices clause lists them on lines of their own, with the
+    party's name in the address rather than the words of the question). Quoted whole for prose,
+    by the line showing it otherwise."""
+    ranked = distinct_texts(rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=CONTACT_DEPTH)).filter(
+        pl.col("_rank") < CONTACT_DEPTH
+    )
+    docs = ranked.filter(pl.col("_rank") < CONTACT_DOCUMENTS).select("query_id", "doc_id").unique()
+    patterns = answer_types(dictionary).select("answer_type", pl.col("patterns").alias("_pats"))
+    lines = (
+        ranked.join(docs, on=["query_id", "doc_id"], how="semi")
+        .join(patterns, on="answer_type")
+        .with_columns(pl.col("text").str.split("\n").alias("_line"))
+        .explode("_line")
+        .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
+        .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
+        .explode("_pats")
+        .with_columns(pl.col("_line").str.extract(pl.col("_pats"), 0).alias("_value"))
+        .filter(pl.col("_value").is_not_null())
+        .sort(["query_id", "_rank", "_line_start"])
+        .group_by("query_id", maintain_order=True)
+        .first()
+    )
+    whole = pl.col("kind").is_in(PROSE_KINDS)
+    return lines.with_columns(
+        pl.when(whole).then(pl.col("char_start") + _indent("text")).otherwise(pl.col("_line_start") + _indent("_line")).alias("_qs"),
+        pl.when(whole).then(pl.col("text").str.strip_chars()).otherwise(pl.col("_line").str.strip_chars()).alias("_quote"),
+    ).with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+
+
 def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
@@ -538,7 +577,10 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
         )
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
     )
-    best = pl.concat([best, plain.select(best.columns)])
+    best = pl.concat([best.select(CHOSEN), plain.select(CHOSEN)])
+    typed = parsed.filter(pl.col("answer_type").is_in(CONTACT_TYPES)).join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
+    if typed.height:
+        best = pl.concat([best, _contact(typed, units, leaves, dictionary, p).select(CHOSEN)])
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         best.select(
             pl.col("query_id").alias("id"),
