@@ -63,7 +63,7 @@ def test_the_code_hash_ignores_docstrings_and_comments_but_not_code():
 
 
 def test_stripped_code_hashes_are_remembered_for_the_next_process(tmp_path, monkeypatch):
-    memo = tmp_path / "store" / "code_hashes.json"
+    memo = tmp_path / "cache" / "code_hashes.json"
     monkeypatch.setattr(stage_mod, "_SOURCE_HASHES", {})
     monkeypatch.setattr(stage_mod, "_MEMO_FILE", [])
     stage_mod.remember_code_hashes(memo)
@@ -81,6 +81,9 @@ def test_stripped_code_hashes_are_remembered_for_the_next_process(tmp_path, monk
     monkeypatch.setattr(stage_mod, "_SOURCE_HASHES", {})
     stage_mod.remember_code_hashes(memo)
     assert stage_mod._SOURCE_HASHES == {}
+    # by default in the user's cache folder, never in a store
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert stage_mod.code_hash_cache() == tmp_path / "xdg" / "qspace-frames" / "code_hashes.json"
 
 
 def test_every_stage_reads_only_declared_stages_and_declares_every_output_schema():

@@ -526,12 +526,7 @@ def _contact(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, di
     docs = ranked.filter(pl.col("_rank") < CONTACT_DOCUMENTS).select("query_id", "doc_id").unique()
     patterns = answer_types(dictionary).select("answer_type", pl.col("patterns").alias("_pats"))
     lines = (
-        ranked.join(docs, on=["query_id", "doc_id"], how="semi")
-        .join(patterns, on="answer_type")
-        .with_columns(pl.col("text").str.split("\n").alias("_line"))
-        .explode("_line")
-        .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
-        .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
+        _lines(ranked.join(docs, on=["query_id", "doc_id"], how="semi").join(patterns, on="answer_type"), pl.col("text").str.split("\n"))
         .explode("_pats")
         .with_columns(pl.col("_line").str.extract(pl.col("_pats"), 0).alias("_value"))
         .filter(pl.col("_value").is_not_null())
@@ -605,8 +600,20 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
     )
 
 
+def _lines(cands: pl.DataFrame, lines: pl.Expr) -> pl.DataFrame:
+    """One row per line (`_line`) of each candidate, `lines` giving its list of lines, with
+    `_line_start`: the line's offset in the document (the candidate's lines joined by newlines)."""
+    return (
+        cands.with_columns(lines.alias("_line"))
+        .explode("_line")
+        .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
+        .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
+    )
+
+
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
-    """Flag candidates where the answer type's pattern and a question keyword share a line."""
+    """Flag candidates where the answer type's pattern and a question keyword share a line (a prose
+    unit is one line)."""
     pats = (
         types.with_columns(pl.col("retrieval_patterns").str.split(" || "))
         .explode("retrieval_patterns")
@@ -616,16 +623,11 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     # a table row or record is confirmed by one of its lines, and quoted by it with its own offsets;
     # prose by the whole unit: its line breaks are layout (a wrapped sentence has its keyword on one
     # line and its value on the next)
-    lines = (
-        cands.with_columns(
-            pl.when(pl.col("kind").is_in(PROSE_KINDS))
-            .then(pl.concat_list(pl.col("text").str.replace_all(r"[ \t]*\n\s*", " ")))
-            .otherwise(pl.col("text").str.split("\n"))
-            .alias("_line")
-        )
-        .explode("_line")
-        .with_columns((pl.col("_line").str.len_chars() + 1).alias("_n"))
-        .with_columns((pl.col("char_start") + pl.col("_n").cum_sum().over(["query_id", "_rank"]) - pl.col("_n")).alias("_line_start"))
+    lines = _lines(
+        cands,
+        pl.when(pl.col("kind").is_in(PROSE_KINDS))
+        .then(pl.concat_list(pl.col("text").str.replace_all(r"[ \t]*\n\s*", " ")))
+        .otherwise(pl.col("text").str.split("\n")),
     )
     kw = pl.col("keywords").list.eval(
         pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3)

@@ -78,7 +78,6 @@ class Workbench:
             pf = pf if pf.is_absolute() else self.root / pf
         self.params = load_params(pf)
         self.store = Store(store_root(self.root, self.params))
-        stage_mod.remember_code_hashes(self.store.root / "code_hashes.json")
         self.run_dir = Path(self.reports_dir or reports_root(self.root)) / self.run_name
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if self.corpus_arg:

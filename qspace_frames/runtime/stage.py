@@ -74,28 +74,38 @@ def code_hash(obj) -> str:
 # Stripping the package's code (parse, drop docstrings, write back: ~0.8 s for all of it) would be
 # paid by every process that names an artifact: a run, each of its kernels, every `qspace ask`. A
 # source text's stripped hash never changes, so it is remembered by the text's own hash, in memory
-# and, once a store is open, in a file beside its artifacts shared by every process using it.
+# and in the user's cache folder (not in a store: it is no artifact, and serves every store).
 _SOURCE_HASHES: dict[str, str] = {}
-_MEMO_FILE: list[Path] = []
+_MEMO_FILE: list[Path] = []  # the file remembered in, once read
+_MEMO_LOCK = threading.Lock()
+
+
+def code_hash_cache() -> Path:
+    """$XDG_CACHE_HOME/qspace-frames/code_hashes.json (default ~/.cache)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "qspace-frames" / "code_hashes.json"
 
 
 def remember_code_hashes(path: Path) -> None:
     """Keep the stripped-code hashes in the JSON file `path` (raw text's hash -> stripped hash)."""
-    _MEMO_FILE[:] = [path]
-    with contextlib.suppress(OSError, ValueError):
-        _SOURCE_HASHES.update(json.loads(path.read_text(encoding="utf-8")))
+    with _MEMO_LOCK:
+        _MEMO_FILE[:] = [path]
+        with contextlib.suppress(OSError, ValueError):
+            _SOURCE_HASHES.update(json.loads(path.read_text(encoding="utf-8")))
 
 
 def _source_hash(source: str) -> str:
+    if not _MEMO_FILE:
+        remember_code_hashes(code_hash_cache())
     raw = sha256_hex(source)
     if raw not in _SOURCE_HASHES:
-        _SOURCE_HASHES[raw] = sha256_hex(_stripped(source))
-        if _MEMO_FILE:  # best effort: a memo that cannot be written is only slower next time
-            tmp = _MEMO_FILE[0].with_name(f".{_MEMO_FILE[0].name}-{os.getpid()}-{threading.get_ident()}")
-            with contextlib.suppress(OSError):
-                _MEMO_FILE[0].parent.mkdir(parents=True, exist_ok=True)
-                tmp.write_text(json.dumps(_SOURCE_HASHES, sort_keys=True), encoding="utf-8")
-                os.replace(tmp, _MEMO_FILE[0])
+        stripped = sha256_hex(_stripped(source))
+        with _MEMO_LOCK, contextlib.suppress(OSError):  # best effort: a memo not written is only slower next time
+            _SOURCE_HASHES[raw] = stripped
+            memo = _MEMO_FILE[0]
+            tmp = memo.with_name(f".{memo.name}-{os.getpid()}-{threading.get_ident()}")
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(_SOURCE_HASHES, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, memo)
     return _SOURCE_HASHES[raw]
 
 
