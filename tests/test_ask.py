@@ -254,3 +254,24 @@ def test_a_contact_question_gets_the_address_or_number_of_the_party_it_names(tmp
         assert r["status"] == "answered" and value in r["quote"] and other not in r["quote"], (r["question"], r["quote"])
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
     assert got["status"][3] == "no_answer"
+
+
+DEFINITIONS = """1. Definitions.
+
+1.1 "Trigger Date" shall mean the date upon which the Buyer ceases to own more than half of the Seller's shares.
+
+1.2 The Trigger Date is recorded in the register kept by the Seller.
+
+2. Notices after the Trigger Date are sent by registered mail.
+"""
+
+
+def test_a_term_asked_to_be_defined_is_answered_by_its_definition(tmp_path, root):
+    """'What is the "Trigger Date"?' is answered by the sentence defining it, not by the sentences
+    that use the term more often; a short definition question is not sent back as vague."""
+    wb = _small_corpus(tmp_path, root, {"agreement.txt": DEFINITIONS})
+    got = wb.ask(['What is the "Trigger Date" under the agreement?', "What does Trigger Date mean?"])
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    for r in got.iter_rows(named=True):
+        assert r["status"] == "answered" and "shall mean the date upon which" in r["quote"], (r["question"], r["quote"])
+        assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]

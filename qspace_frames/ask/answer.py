@@ -510,27 +510,45 @@ def _answer_in_order(
 # what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
 CHOSEN = ["query_id", "document", "page", "heading_path", "_qs", "_qe", "doc_id", "fragment_id", "_quote", "_value", "score"]
 CONTACT_TYPES = ("email", "phone", "url", "contact")  # answer types whose value the text shows unmistakably
-CONTACT_DEPTH = 100  # candidates searched for a contact value, best first ...
-CONTACT_DOCUMENTS = 3  # ... in the documents of this many best ranked
+SHOWN_DEPTH = 100  # candidates searched for a contact value or a definition, best first ...
+SHOWN_DOCUMENTS = 3  # ... in the documents of this many best ranked
+# the definitions of the term `{t}` (regex-escaped), strongest first: '"Trigger Date" shall mean ...',
+# 'high: Items that ...', '... is called type design'; then a sentence opening with the term and
+# "is" or "are" ('A native source package is one that ...')
+DEFINITIONS = (
+    r"(?i)(?:^|[\s\"“'‘(])(?:the |a |an )?{t}[\"”'’)]?\s*(?:\([^)]{{0,60}}\)\s*)?,?\s*"
+    r"(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to|:)\s"
+    r"|(?i)\b(?:is|are) called (?:the |a |an )?{t}\b",
+    r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?\s+(?:is|are)\s",
+)
 
 
-def _contact(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
-    """Contact questions none of whose TOP_K candidates was confirmed: the best ranked of the
-    first CONTACT_DEPTH candidates, in the documents of the best ranked ones, that shows an address
-    or number of the asked type (a notices clause lists them on lines of their own, with the
-    party's name in the address rather than the words of the question). Quoted whole for prose,
-    by the line showing it otherwise."""
-    ranked = distinct_texts(rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=CONTACT_DEPTH)).filter(
-        pl.col("_rank") < CONTACT_DEPTH
+def _showing(
+    parsed: pl.DataFrame,
+    patterns: pl.DataFrame,
+    units: pl.DataFrame,
+    leaves: pl.DataFrame,
+    dictionary: Dictionary,
+    p: EvalParams,
+    strongest_first: bool = False,
+) -> pl.DataFrame:
+    """For each question of `patterns` (query_id, _pats: regexes), the best ranked of its first
+    SHOWN_DEPTH candidates, in the documents of its SHOWN_DOCUMENTS best ranked, that has a line
+    matching one of them: a contact question's address or number (a notices clause lists them on
+    lines of their own, the party's name in the address rather than the question's words), a term's
+    definition (with `strongest_first`, a match of an earlier pattern first, whatever its rank).
+    Quoted whole for prose, by the matching line otherwise."""
+    ranked = distinct_texts(rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=SHOWN_DEPTH)).filter(
+        pl.col("_rank") < SHOWN_DEPTH
     )
-    docs = ranked.filter(pl.col("_rank") < CONTACT_DOCUMENTS).select("query_id", "doc_id").unique()
-    patterns = answer_types(dictionary).select("answer_type", pl.col("patterns").alias("_pats"))
+    docs = ranked.filter(pl.col("_rank") < SHOWN_DOCUMENTS).select("query_id", "doc_id").unique()
     lines = (
-        _lines(ranked.join(docs, on=["query_id", "doc_id"], how="semi").join(patterns, on="answer_type"), pl.col("text").str.split("\n"))
-        .explode("_pats")
+        _lines(ranked.join(docs, on=["query_id", "doc_id"], how="semi").join(patterns, on="query_id"), pl.col("text").str.split("\n"))
+        .with_columns(pl.int_ranges(pl.col("_pats").list.len()).alias("_pat_i"))
+        .explode("_pats", "_pat_i")
         .with_columns(pl.col("_line").str.extract(pl.col("_pats"), 0).alias("_value"))
         .filter(pl.col("_value").is_not_null())
-        .sort(["query_id", "_rank", "_line_start"])
+        .sort(["query_id", "_pat_i", "_rank", "_line_start"] if strongest_first else ["query_id", "_rank", "_line_start"])
         .group_by("query_id", maintain_order=True)
         .first()
     )
@@ -539,6 +557,20 @@ def _contact(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, di
         pl.when(whole).then(pl.col("char_start") + _indent("text")).otherwise(pl.col("_line_start") + _indent("_line")).alias("_qs"),
         pl.when(whole).then(pl.col("text").str.strip_chars()).otherwise(pl.col("_line").str.strip_chars()).alias("_quote"),
     ).with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+
+
+def _contact_patterns(parsed: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+    types = answer_types(dictionary).select("answer_type", pl.col("patterns").alias("_pats"))
+    return parsed.select(pl.col("id").alias("query_id"), "answer_type").join(types, on="answer_type").drop("answer_type")
+
+
+def _definition_patterns(parsed: pl.DataFrame) -> pl.DataFrame:
+    return parsed.select(
+        pl.col("id").alias("query_id"),
+        pl.col("defined_term")
+        .map_elements(lambda t: [d.format(t=pl.escape_regex(t)) for d in DEFINITIONS], return_dtype=pl.List(pl.String))
+        .alias("_pats"),
+    )
 
 
 def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
@@ -573,9 +605,14 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
         .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
     )
     best = pl.concat([best.select(CHOSEN), plain.select(CHOSEN)])
+    # a term asked to be defined: its definition among the first candidates comes first
+    defined = parsed.filter(pl.col("defined_term").is_not_null())
+    if defined.height:
+        found = _showing(defined, _definition_patterns(defined), units, leaves, dictionary, p, strongest_first=True).select(CHOSEN)
+        best = pl.concat([found, best.join(found, on="query_id", how="anti")])
     typed = parsed.filter(pl.col("answer_type").is_in(CONTACT_TYPES)).join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
     if typed.height:
-        best = pl.concat([best, _contact(typed, units, leaves, dictionary, p).select(CHOSEN)])
+        best = pl.concat([best, _showing(typed, _contact_patterns(typed, dictionary), units, leaves, dictionary, p).select(CHOSEN)])
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         best.select(
             pl.col("query_id").alias("id"),

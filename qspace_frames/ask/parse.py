@@ -116,6 +116,7 @@ QUESTIONS = {
     "ambiguity_reason": pl.String,
     "sequence_position": pl.Int64,  # the Nth item asked for ("the second step": 2), -1 for the last; null
     "sequence_after": pl.String,  # the step a "what comes after X" question names (X); null
+    "defined_term": pl.String,  # the term a "what does X mean" question asks to define (X); null
 }
 
 SOURCES = ("direct", "expert_dictionary", "anchor", "question")  # strongest first
@@ -766,7 +767,12 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
         + pl.col("sheets_hint").list.len().fill_null(0)
         + pl.col("toc_section_hint").is_not_null().cast(pl.UInt32)
     ) > 0
-    short = (pl.col("_content").list.len() < MIN_CONTENT_WORDS) & ~((pl.col("_content").list.len() >= 1) & pinned)
+    # a term asked to be defined ("What is type design?") is the question's topic however short it is
+    short = (
+        (pl.col("_content").list.len() < MIN_CONTENT_WORDS)
+        & ~((pl.col("_content").list.len() >= 1) & pinned)
+        & pl.col("defined_term").is_null()
+    )
     reasons.append(pl.when(short).then(pl.lit(f"too short: fewer than {MIN_CONTENT_WORDS} content words")))
     clarify.append(
         pl.when(short).then(pl.lit("Please say what you are asking about: the document or topic, and the amount, region or period if any."))
@@ -806,6 +812,26 @@ def _sequence() -> tuple[pl.Expr, pl.Expr]:
     step = pl.coalesce(after.struct.field("1"), after.struct.field("2")).str.strip_chars(" .,;:")
     # "what happens after 2023?" names a period, not a step
     return position.cast(pl.Int64), pl.when(step.str.count_matches(r"\p{L}{2,}") >= 2).then(step)
+
+
+# ---- definitions: "what does X mean", "what is a X" -----------------------------------------------
+
+_Q = "\"“'‘"  # opening quotes
+_QE = "\"”'’"  # closing quotes
+DEFINES = (
+    rf"(?i)\bwhat (?:does|do) (?:the (?:term |word |phrase )?)?[{_Q}]?([^?{_QE}]+?)[{_QE}]?"
+    r"(?: (?:restriction|priority|field|term|clause|flag|option))? (?:mean|stand for)\b",
+    rf"(?i)^\s*what (?:is|are) (?:the |a |an )?[{_Q}]([^?{_QE}]+)[{_QE}]",
+    r"(?i)\bwhat counts as (?:a |an |the )?([^?,]{2,60}?)\s*\?*$",
+    r"(?i)^\s*(?:what is|what's|define) (?:a |an )?([^?,]{2,40}?)\s*\?*$",
+)
+NOT_TERMS = r"(?i)^(?:(?:it|this|that|they|these|those|there|a|an)$|the\b)"  # "what is the cap?" asks for a value
+
+
+def _defined_term() -> pl.Expr:
+    """The term a definition question asks about, from `_t` (the first rule that matches)."""
+    term = pl.coalesce([pl.col("_t").str.extract(r, 1) for r in DEFINES]).str.strip_chars(" .")
+    return pl.when(~term.str.contains(NOT_TERMS)).then(term)
 
 
 # ---- the parser ---------------------------------------------------------------------------------
@@ -870,6 +896,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
         _first_rule(SHAPE_RULES).fill_null("single").alias("answer_shape"),
         _first_rule(LAYOUT_RULES).alias("layout_hint"),
         _first_rule(TOC_PATTERNS, group=1).alias("toc_section_hint"),
+        _defined_term().alias("defined_term"),
     )
     reason, clarification = _vagueness()
     position, after = _sequence()
