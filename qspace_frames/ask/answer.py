@@ -275,7 +275,8 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     # a question about order is answered from document order when its anchor is found, else as any other
-    rows = [_answer_in_order(simple_q.filter(in_order), units, leaves, dictionary, p)] if simple_q.filter(in_order).height else []
+    ordered = simple_q.filter(in_order)
+    rows = [_answer_in_order(ordered, units, leaves, dictionary, p)] if ordered.height else []
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
     rows += [_answer_simple(simple_q, units, leaves, dictionary, p)] if simple_q.height else []
     if subs.height:
@@ -456,11 +457,18 @@ def distinct_texts(ranked: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _about(parsed: pl.DataFrame, units, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
-    """(query_id, _rank, _coverage, unit columns): the TOP_K candidates of each question that hold
-    at least MIN_COVERAGE of its keyword groups (in their text, headings or document name)."""
-    ranked = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=TOP_K * SAME_TEXT)
-    cands = distinct_texts(ranked).filter(pl.col("_rank") < TOP_K)
+def _ranked(parsed: pl.DataFrame, units, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams, depth: int) -> pl.DataFrame:
+    """The first `depth` distinct candidates of each question, best first (`distinct_texts`), taken
+    from its first `depth` x SAME_TEXT (the pruned ranking can hold many more, all below them)."""
+    ranked = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=depth)
+    return distinct_texts(ranked.filter(pl.col("_rank") < depth * SAME_TEXT)).filter(pl.col("_rank") < depth)
+
+
+def _about(parsed: pl.DataFrame, ranked: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
+    TOP_K that hold at least MIN_COVERAGE of its keyword groups (in their text, headings or
+    document name)."""
+    cands = ranked.filter(pl.col("_rank") < TOP_K)
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     return (
         cands.join(groups, on="query_id", how="left")
@@ -477,9 +485,11 @@ def _answer_in_order(
     of the keyword groups of the step named ("what comes after X": X) or of the question, then
     the best ranked; the answer is the item read from its document, quoted whole."""
     # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
-    named = parsed.select("id", pl.coalesce("sequence_after", pl.col("question").str.replace_all(POSITION, " ")).alias("question"))
+    named = parse_questions(
+        parsed.select("id", pl.coalesce("sequence_after", pl.col("question").str.replace_all(POSITION, " ")).alias("question")), dictionary
+    )
     anchors = (
-        _about(parse_questions(named, dictionary), units, leaves, dictionary, p)
+        _about(named, _ranked(named, units, leaves, dictionary, p, TOP_K * SAME_TEXT))
         .sort(["query_id", "_coverage", "_rank"], descending=[False, True, False])
         .group_by("query_id", maintain_order=True)
         .first()
@@ -487,30 +497,14 @@ def _answer_in_order(
         .join(parsed.select(pl.col("id").alias("query_id"), "sequence_position", "sequence_after"), on="query_id")
     )
     got = read_in_order(anchors.drop("score"), units).join(anchors.select("query_id", "score"), on="query_id")
-    quote = pl.col("text").str.strip_chars()
-    return parsed.select("id", "question", "answer_type").join(
-        got.select(
-            pl.col("query_id").alias("id"),
-            "document",
-            "page",
-            "heading_path",
-            (pl.col("char_start") + _indent("text")).alias("char_start"),
-            (pl.col("char_start") + _indent("text") + quote.str.len_chars()).alias("char_end"),
-            "doc_id",
-            "fragment_id",
-            quote.alias("quote"),
-            quote.alias("answer"),
-            "score",
-            pl.lit("answered").alias("status"),
-        ),
-        on="id",
-    )
+    chosen = got.with_columns(UNIT_QS, UNIT_QUOTE).with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
+    return _answers(parsed, chosen).filter(pl.col("status") == "answered")
 
 
 # what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
 CHOSEN = ["query_id", "document", "page", "heading_path", "_qs", "_qe", "doc_id", "fragment_id", "_quote", "_value", "score"]
 CONTACT_TYPES = ("email", "phone", "url", "contact")  # answer types whose value the text shows unmistakably
-SHOWN_DEPTH = 100  # candidates searched for a contact value or a definition, best first ...
+SHOWN_DEPTH = 100  # candidates ranked per question, deep enough to find a contact value or a definition ...
 SHOWN_DOCUMENTS = 3  # ... in the documents of this many best ranked
 # the definitions of the term `{t}` (regex-escaped), strongest first: '"Trigger Date" shall mean ...',
 # 'high: Items that ...', '... is called type design'; then a sentence opening with the term and
@@ -523,24 +517,13 @@ DEFINITIONS = (
 )
 
 
-def _showing(
-    parsed: pl.DataFrame,
-    patterns: pl.DataFrame,
-    units: pl.DataFrame,
-    leaves: pl.DataFrame,
-    dictionary: Dictionary,
-    p: EvalParams,
-    strongest_first: bool = False,
-) -> pl.DataFrame:
-    """For each question of `patterns` (query_id, _pats: regexes), the best ranked of its first
-    SHOWN_DEPTH candidates, in the documents of its SHOWN_DOCUMENTS best ranked, that has a line
+def _showing(ranked: pl.DataFrame, patterns: pl.DataFrame, strongest_first: bool = False) -> pl.DataFrame:
+    """For each question of `patterns` (query_id, _pats: regexes), the best ranked of its `ranked`
+    candidates, in the documents of its SHOWN_DOCUMENTS best ranked, that has a line
     matching one of them: a contact question's address or number (a notices clause lists them on
     lines of their own, the party's name in the address rather than the question's words), a term's
     definition (with `strongest_first`, a match of an earlier pattern first, whatever its rank).
     Quoted whole for prose, by the matching line otherwise."""
-    ranked = distinct_texts(rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=SHOWN_DEPTH)).filter(
-        pl.col("_rank") < SHOWN_DEPTH
-    )
     docs = ranked.filter(pl.col("_rank") < SHOWN_DOCUMENTS).select("query_id", "doc_id").unique()
     lines = (
         _lines(ranked.join(docs, on=["query_id", "doc_id"], how="semi").join(patterns, on="query_id"), pl.col("text").str.split("\n"))
@@ -554,9 +537,8 @@ def _showing(
     )
     whole = pl.col("kind").is_in(PROSE_KINDS)
     return lines.with_columns(
-        pl.when(whole).then(pl.col("char_start") + _indent("text")).otherwise(pl.col("_line_start") + _indent("_line")).alias("_qs"),
-        pl.when(whole).then(pl.col("text").str.strip_chars()).otherwise(pl.col("_line").str.strip_chars()).alias("_quote"),
-    ).with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+        pl.when(whole).then(UNIT_QS).otherwise(LINE_QS), pl.when(whole).then(UNIT_QUOTE).otherwise(LINE_QUOTE)
+    ).with_columns(QUOTE_END)
 
 
 def _contact_patterns(parsed: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
@@ -576,8 +558,10 @@ def _definition_patterns(parsed: pl.DataFrame) -> pl.DataFrame:
 def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
+    # one ranking, deep enough for a contact value or a definition further down
+    ranked = _ranked(parsed, units, leaves, dictionary, p, SHOWN_DEPTH)
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
-    cands = _about(parsed, units, leaves, dictionary, p)
+    cands = _about(parsed, ranked)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
     # of the confirmed candidates, the one with most of the question's words, then the best ranked
@@ -597,24 +581,26 @@ def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFra
         .sort(["query_id", "_rank"])
         .group_by("query_id", maintain_order=True)
         .first()
-        .with_columns(
-            (pl.col("char_start") + _indent("text")).alias("_qs"),
-            pl.col("text").str.strip_chars().alias("_quote"),
-            pl.col("text").str.strip_chars().alias("_value"),
-        )
-        .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+        .with_columns(UNIT_QS, UNIT_QUOTE)
+        .with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
     )
     best = pl.concat([best.select(CHOSEN), plain.select(CHOSEN)])
     # a term asked to be defined: its definition among the first candidates comes first
     defined = parsed.filter(pl.col("defined_term").is_not_null())
     if defined.height:
-        found = _showing(defined, _definition_patterns(defined), units, leaves, dictionary, p, strongest_first=True).select(CHOSEN)
+        found = _showing(ranked, _definition_patterns(defined), strongest_first=True).select(CHOSEN)
         best = pl.concat([found, best.join(found, on="query_id", how="anti")])
     typed = parsed.filter(pl.col("answer_type").is_in(CONTACT_TYPES)).join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
     if typed.height:
-        best = pl.concat([best, _showing(typed, _contact_patterns(typed, dictionary), units, leaves, dictionary, p).select(CHOSEN)])
+        best = pl.concat([best, _showing(ranked, _contact_patterns(typed, dictionary)).select(CHOSEN)])
+    return _answers(parsed, best)
+
+
+def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
+    """One row per question (ANSWERS columns but the compound ones): its chosen candidate's quote
+    and citation, "no_answer" when none was chosen."""
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
-        best.select(
+        chosen.select(
             pl.col("query_id").alias("id"),
             "document",
             "page",
@@ -684,8 +670,8 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     ok = has_kw.with_columns((pl.col("_value").is_not_null() & pl.col("_kw_hit")).alias("_ok"))
     ok = ok.with_columns(
         # trim the line to its text, keeping the offsets exact
-        (pl.col("_line_start") + _indent("_line")).alias("_qs"),
-        pl.col("_line").str.strip_chars().alias("_quote"),
+        LINE_QS,
+        LINE_QUOTE,
     )
     whole = pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS)
     return (
@@ -703,10 +689,10 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         # prose is quoted whole, across its hard line breaks (a wrapped sentence is not cut at a line);
         # a table row or record keeps its confirming line
         .with_columns(
-            pl.when(whole).then(pl.col("char_start") + _indent("text")).otherwise(pl.col("_qs")).alias("_qs"),
-            pl.when(whole).then(pl.col("text").str.strip_chars()).otherwise(pl.col("_quote")).alias("_quote"),
+            pl.when(whole).then(UNIT_QS).otherwise(pl.col("_qs")),
+            pl.when(whole).then(UNIT_QUOTE).otherwise(pl.col("_quote")),
         )
-        .with_columns((pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe"))
+        .with_columns(QUOTE_END)
     )
 
 
@@ -716,6 +702,12 @@ PROSE_KINDS = ("paragraph", "list_item")  # units quoted whole; the others (tabl
 def _indent(col: str) -> pl.Expr:
     """Characters of whitespace a text starts with (a quote trimmed of them keeps exact offsets)."""
     return pl.col(col).str.len_chars() - pl.col(col).str.strip_chars_start().str.len_chars()
+
+
+# a quote (_quote) and its offsets (_qs, _qe): a unit's whole text, or one of its lines, trimmed
+UNIT_QS, UNIT_QUOTE = (pl.col("char_start") + _indent("text")).alias("_qs"), pl.col("text").str.strip_chars().alias("_quote")
+LINE_QS, LINE_QUOTE = (pl.col("_line_start") + _indent("_line")).alias("_qs"), pl.col("_line").str.strip_chars().alias("_quote")
+QUOTE_END = (pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe")
 
 
 # The --json output of `qspace ask`: a list of answers, each an object with these keys.

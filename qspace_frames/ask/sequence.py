@@ -21,10 +21,13 @@ STEP_LABEL = r"(?i)\bstep\s+(\d{1,3})\b"
 
 def items(units: pl.DataFrame) -> pl.DataFrame:
     """The units in document order with `_item`: the number of the item each belongs to in its
-    document (from 1; 0 before the first), and `_starts`: whether it opens that item."""
+    document (from 1; 0 before the first), `_starts`: whether it opens that item, and `_step`: the
+    N of its "Step N" label."""
     words = pl.col("text").str.count_matches(r"\p{L}{2,}")
     u = units.sort("doc_id", "char_start").with_columns(
-        (words >= MIN_WORDS).alias("_substantive"), pl.col("text").str.contains(MARKER).alias("_marker")
+        (words >= MIN_WORDS).alias("_substantive"),
+        pl.col("text").str.contains(MARKER).alias("_marker"),
+        pl.col("text").str.extract(STEP_LABEL, 1).cast(pl.Int64).alias("_step"),
     )
     u = u.with_columns(
         # the fragment of the previous substantive unit of the same document
@@ -35,12 +38,12 @@ def items(units: pl.DataFrame) -> pl.DataFrame:
         (pl.col("fragment_id") != pl.col("_prev_fragment")).fill_null(True)
         | pl.col("_marker")
         | pl.col("_after_marker")
-        | pl.col("text").str.contains(STEP_LABEL)
+        | pl.col("_step").is_not_null()
     )
     return u.with_columns(starts.alias("_starts")).with_columns(pl.col("_starts").cast(pl.Int64).cum_sum().over("doc_id").alias("_item"))
 
 
-LISTED = (pl.col("kind") == "list_item") | pl.col("_marker") | pl.col("text").str.contains(STEP_LABEL)  # an item that shows it is one
+LISTED = (pl.col("kind") == "list_item") | pl.col("_marker") | pl.col("_step").is_not_null()  # an item that shows it is one
 LEAD_IN = pl.col("text").str.strip_chars().str.ends_with(":")  # "... all of the following:"
 
 
@@ -60,21 +63,17 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
         .with_columns(LISTED.alias("_listed"))
         .with_columns((~pl.col("_listed")).cast(pl.Int64).cum_sum().over("doc_id").alias("_run"))
     )
-    bounds = lambda keys, name: (  # noqa: E731
-        firsts.filter(pl.col("_listed") if name == "_run" else pl.lit(True))
-        .group_by(keys)
-        .agg(pl.col("_item").min().alias(f"{name}_first"), pl.col("_item").max().alias(f"{name}_last"))
+    a = anchors.join(
+        it.select("doc_id", "char_start", "_item", "heading_path", "text", "kind", "_marker", "_step"), on=["doc_id", "char_start"]
     )
-    a = anchors.join(it.select("doc_id", "char_start", "_item", "heading_path", "text", "kind", "_marker"), on=["doc_id", "char_start"])
     a = a.filter(pl.col("sequence_after").is_not_null() | LEAD_IN | LISTED).with_columns(
         # the list a lead-in opens is the run of the item after it
         (pl.col("_item") + LEAD_IN.cast(pl.Int64)).alias("_list_item"),
-        pl.col("text").str.extract(STEP_LABEL, 1).cast(pl.Int64).alias("_step"),
     )
     a = (
         a.join(firsts.select("doc_id", pl.col("_item").alias("_list_item"), "_run", "_listed"), on=["doc_id", "_list_item"], how="left")
-        .join(bounds(["doc_id", "_run"], "_run"), on=["doc_id", "_run"], how="left")
-        .join(bounds(["doc_id", "heading_path"], "_section"), on=["doc_id", "heading_path"], how="left")
+        .join(_span(firsts.filter(pl.col("_listed")), ["doc_id", "_run"], "_run"), on=["doc_id", "_run"], how="left")
+        .join(_span(firsts, ["doc_id", "heading_path"], "_section"), on=["doc_id", "heading_path"], how="left")
         .with_columns(
             pl.when(pl.col("_listed")).then(pl.col("_run_first")).otherwise(pl.col("_section_first")).alias("_first"),
             pl.when(pl.col("_listed")).then(pl.col("_run_last")).otherwise(pl.col("_section_last")).alias("_last"),
@@ -97,13 +96,18 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
             "doc_id",
             pl.when(pl.col("sequence_after").is_not_null()).then(pl.col("_step") + 1).otherwise(pl.col("sequence_position")).alias("_step"),
         )
-        .join(firsts.with_columns(pl.col("text").str.extract(STEP_LABEL, 1).cast(pl.Int64).alias("_step")), on=["doc_id", "_step"])
+        .join(firsts, on=["doc_id", "_step"])
     )
     cols = ["query_id", *units.columns]
     found = pl.concat(
         [labelled.select(cols).with_columns(pl.lit(0).alias("_by")), by_item.select(cols).with_columns(pl.lit(1).alias("_by"))]
     )
     return found.sort("query_id", "_by", "char_start").group_by("query_id", maintain_order=True).first().drop("_by")
+
+
+def _span(firsts: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
+    """The first and last item (`{name}_first`, `{name}_last`) of each group of item starts."""
+    return firsts.group_by(keys).agg(pl.col("_item").min().alias(f"{name}_first"), pl.col("_item").max().alias(f"{name}_last"))
 
 
 __all__ = ["items", "read_in_order"]
