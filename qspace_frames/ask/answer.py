@@ -272,19 +272,32 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         .select("id", pl.col("sub_questions"))
         .explode("sub_questions")
         .drop_nulls()
+        .with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
+    )
+    sub_parsed = parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary).filter(
+        pl.col("suggested_clarification").is_null()
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     # a question about order is answered from document order when its anchor is found, else as any other
     ordered = simple_q.filter(in_order)
-    rows = [_answer_in_order(ordered, units, leaves, dictionary, p)] if ordered.height else []
+    # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
+    named = parse_questions(
+        ordered.select(
+            (pl.col("id") + ANCHOR).alias("id"),
+            pl.coalesce("sequence_after", pl.col("question").str.replace_all(POSITION, " ")).alias("question"),
+        ),
+        dictionary,
+    )
+    # every question, sub-question and anchor ranked at once: the corpus is read and counted once
+    searched = pl.concat([simple_q, sub_parsed, named], how="diagonal_relaxed")
+    ranked = _ranked(searched, units, leaves, dictionary, p, SHOWN_DEPTH) if searched.height else None
+    rows = [_answer_in_order(ordered, named, ranked, units)] if ordered.height else []
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
-    rows += [_answer_simple(simple_q, units, leaves, dictionary, p)] if simple_q.height else []
+    rows += [_answer_simple(simple_q, ranked, dictionary)] if simple_q.height else []
     if subs.height:
-        sub_ids = subs.with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
-        sub_parsed = parse_questions(pl.DataFrame({"id": sub_ids["sub_id"], "question": sub_ids["sub_questions"]}), dictionary)
-        sub_ans = _answer_simple(sub_parsed.filter(pl.col("suggested_clarification").is_null()), units, leaves, dictionary, p)
+        sub_ans = _answer_simple(sub_parsed, ranked, dictionary)
         gathered = (
-            sub_ids.join(sub_ans.select(pl.col("id").alias("sub_id"), "status", "quote", "document"), on="sub_id", how="left")
+            subs.join(sub_ans.select(pl.col("id").alias("sub_id"), "status", "quote", "document"), on="sub_id", how="left")
             .with_columns(
                 pl.when(pl.col("status") == "answered")
                 .then(pl.col("sub_questions") + pl.lit(" -> ") + pl.col("quote") + pl.lit(" [") + pl.col("document") + pl.lit("]"))
@@ -347,10 +360,13 @@ def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFra
     return dl, tf
 
 
-def _search_scores(queries: pl.DataFrame, units, p: EvalParams) -> tuple[pl.LazyFrame, pl.DataFrame]:
+def _search_scores(
+    queries: pl.DataFrame, units, p: EvalParams, top: int | None = None, bound: pl.DataFrame | None = None
+) -> tuple[pl.LazyFrame, pl.DataFrame]:
     """`bm25_scores` of the queries over the units' search text, without building it (`_search_terms`).
     `units` is one frame or batches of them: each batch is reduced to its term counts as it comes,
-    and only the units of the queries' documents are returned whole with the scores."""
+    and only the units of the queries' documents are returned whole with the scores (with `top`,
+    only those that could reach it, `Bm25Counts.scores`)."""
     q_terms = query_terms(queries)
     wanted = q_terms.select("term").unique()
     counts, off = Bm25Counts(queries), 0
@@ -359,14 +375,22 @@ def _search_scores(queries: pl.DataFrame, units, p: EvalParams) -> tuple[pl.Lazy
         keys = u.with_row_index("_u").select(pl.col("_u").cast(pl.Int64), "doc_id", "chunk")
         counts.add(*[x.with_columns(pl.col("_u") + off) for x in (keys, dl, tf)], u)
         off += u.height
-    return counts.scores(q_terms, p, matched_only=True)
+    return counts.scores(q_terms, p, matched_only=True, top=top, bound=bound)
 
 
 # the boosts of a candidate's BM25 score (rank_candidates): an evidence leaf of one of the question's
-# intents, its jurisdiction named, its amounts stated (up to doubling); so no boost multiplies a
-# score by more than MAX_BOOST
+# intents, its jurisdiction named, its amounts stated (up to doubling)
 LEAF_BOOST, JURISDICTION_BOOST = 0.5, 0.5
-MAX_BOOST = (1 + LEAF_BOOST) * (1 + JURISDICTION_BOOST) * 2
+
+
+def _boost_bound() -> pl.Expr:
+    """The most a question's boosts can multiply a score by (over `hints` columns): the jurisdiction
+    and amount boosts only apply to questions that name them."""
+    return (
+        (1 + LEAF_BOOST)
+        * pl.when(pl.col("scope_jurisdictions").list.len() > 0).then(1 + JURISDICTION_BOOST).otherwise(1.0)
+        * pl.when(pl.col("_numbers").list.len() > 0).then(2.0).otherwise(1.0)
+    )
 
 
 def rank_candidates(
@@ -387,8 +411,6 @@ def rank_candidates(
     """
     queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
-    scored, units = _search_scores(queries, units, p)
-    scored = scored.filter(pl.col("score") > 0).collect()
     hints = parsed.select(
         pl.col("id").alias("query_id"),
         *SCOPE_HINTS,
@@ -397,10 +419,13 @@ def rank_candidates(
         "keywords",
         _stated_values("question").alias("_numbers"),
     )
+    bound = hints.select("query_id", _boost_bound().alias("_bound"))
+    scored, units = _search_scores(queries, units, p, top, bound)
+    scored = scored.filter(pl.col("score") > 0).collect()
     # the scope filters first, for the questions that pin a page, slide, section or layout, on the
     # columns they read (a question over a whole corpus of contracts has millions of candidates: no
     # column is joined to them all); with `top`, a candidate whose score could not reach the top-th
-    # score even boosted MAX_BOOST times is dropped before the boosts are computed
+    # score even boosted as much as the question's boosts can (`_boost_bound`) is dropped before the boosts are computed
     pins = parsed.select(pl.col("id").alias("query_id"), *SCOPE_HINTS).filter(PINNED)
     if pins.height:
         scope = ["page", "heading_path", "kind"]
@@ -409,7 +434,11 @@ def rank_candidates(
     cands = scored
     if top is not None:
         kth = cands.group_by("query_id").agg(pl.col("score").top_k(top).min().alias("_kth"))
-        cands = cands.join(kth, on="query_id").filter(pl.col("score") * MAX_BOOST >= pl.col("_kth")).drop("_kth")
+        cands = (
+            cands.join(kth.join(bound, on="query_id"), on="query_id")
+            .filter(pl.col("score") * pl.col("_bound") >= pl.col("_kth"))
+            .drop("_kth", "_bound")
+        )
     intents = parsed.select(pl.col("id").alias("query_id"), pl.col("intents")).explode("intents").drop_nulls().rename({"intents": "intent"})
     # from the candidates to their leaves, never from every leaf to the question's intents
     boost = (
@@ -478,22 +507,20 @@ def _about(parsed: pl.DataFrame, ranked: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _answer_in_order(
-    parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams
-) -> pl.DataFrame:
+ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
+
+
+def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     """The answered questions about order (`sequence`): the anchor is the candidate holding most
-    of the keyword groups of the step named ("what comes after X": X) or of the question, then
-    the best ranked; the answer is the item read from its document, quoted whole."""
-    # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
-    named = parse_questions(
-        parsed.select("id", pl.coalesce("sequence_after", pl.col("question").str.replace_all(POSITION, " ")).alias("question")), dictionary
-    )
+    of the keyword groups of the step named (`named`, "what comes after X": X, or the question
+    without its ordinal) among its `ranked` candidates, then the best ranked; the answer is the
+    item read from its document, quoted whole."""
     anchors = (
-        _about(named, _ranked(named, units, leaves, dictionary, p, TOP_K * SAME_TEXT))
+        _about(named, ranked.join(named.select(pl.col("id").alias("query_id")), on="query_id", how="semi"))
         .sort(["query_id", "_coverage", "_rank"], descending=[False, True, False])
         .group_by("query_id", maintain_order=True)
         .first()
-        .select("query_id", "doc_id", "char_start", "score")
+        .select(pl.col("query_id").str.strip_suffix(ANCHOR), "doc_id", "char_start", "score")
         .join(parsed.select(pl.col("id").alias("query_id"), "sequence_position", "sequence_after"), on="query_id")
     )
     got = read_in_order(anchors.drop("score"), units).join(anchors.select("query_id", "score"), on="query_id")
@@ -555,11 +582,12 @@ def _definition_patterns(parsed: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _answer_simple(parsed: pl.DataFrame, units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
+def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+    """The answers of `parsed` from their `ranked` candidates (`_ranked`, SHOWN_DEPTH deep: deep
+    enough for a contact value or a definition further down)."""
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
-    # one ranking, deep enough for a contact value or a definition further down
-    ranked = _ranked(parsed, units, leaves, dictionary, p, SHOWN_DEPTH)
+    ranked = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
     # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
     cands = _about(parsed, ranked)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
