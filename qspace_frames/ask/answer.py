@@ -23,6 +23,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
 from .parse import POSITION, parse_questions
+from .rules import MODAL, NAMES, YES_NO_QUESTION
 from .sequence import read_in_order
 
 ANSWERS = {
@@ -258,14 +259,14 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     corpus's sentences (`units`) and its trees' evidence leaves (`leaf_intents`)."""
     parsed = parse_questions(questions, dictionary)
     # a conditional question is searched whole (its condition names what it is about; the condition is
-    # also its scope), and so is a compound one whose parts are too short to stand alone ("..., and why?")
+    # also its scope), and so is a unified one (coordinated nouns: "both a Vcs-Git and a Vcs-Svn
+    # field", "affiliates or subsidiaries", asked of one sentence) and a compound one whose parts are
+    # too short to stand alone ("..., and why?")
     short = pl.col("sub_questions").list.eval(pl.element().str.count_matches(r"\b\w{3,}\b") < 3).list.any()
     in_order = pl.col("sequence_position").is_not_null() | pl.col("sequence_after").is_not_null()
+    whole = pl.col("decomposition_pattern").is_in(["conditional", "unified"])
     parsed = parsed.with_columns(
-        pl.when((pl.col("decomposition_pattern") == "conditional") | short | in_order)
-        .then(pl.lit("single"))
-        .otherwise(pl.col("decomposition_pattern"))
-        .alias("decomposition_pattern")
+        pl.when(whole | short | in_order).then(pl.lit("single")).otherwise(pl.col("decomposition_pattern")).alias("decomposition_pattern")
     )
     subs = (
         parsed.filter(pl.col("decomposition_pattern") != "single")
@@ -368,6 +369,9 @@ def _search_scores(
     and only the units of the queries' documents are returned whole with the scores (with `top`,
     only those that could reach it, `Bm25Counts.scores`)."""
     q_terms = query_terms(queries)
+    if "names" in queries.columns:  # a name's words count NAME_WEIGHT in a sentence's score
+        names = query_terms(queries.select("query_id", "doc_id", pl.col("names").alias("question")))
+        q_terms = q_terms.join(names.with_columns(pl.lit(NAME_WEIGHT).alias("weight")), on=["query_id", "doc_id", "term"], how="left")
     wanted = q_terms.select("term").unique()
     counts, off = Bm25Counts(queries), 0
     for u in [units] if isinstance(units, pl.DataFrame) else units:
@@ -379,8 +383,24 @@ def _search_scores(
 
 
 # the boosts of a candidate's BM25 score (rank_candidates): an evidence leaf of one of the question's
-# intents, its jurisdiction named, its amounts stated (up to doubling)
-LEAF_BOOST, JURISDICTION_BOOST = 0.5, 0.5
+# intents, its jurisdiction named, its amounts stated (up to doubling), its answer type's pattern
+# matched ("a fax number": a line with one), a rule stated for a yes/no question ("can I ...":
+# "must not"); development questions, the expected sentence among the first TOP_K: 79 -> 85 of 137,
+# held out 29 -> 33 of 62
+LEAF_BOOST, JURISDICTION_BOOST, TYPE_BOOST, MODAL_BOOST = 0.5, 0.5, 0.5, 0.25
+# the words of a question's names (rules.NAMES) weigh this much in BM25: 78 -> 79 and 25 -> 29 of
+# the same questions among the first TOP_K ("Buffalo Wild Wings" otherwise ranks the contract's
+# preamble first for every question about it)
+NAME_WEIGHT = 0.5
+
+
+def _names() -> pl.Expr:
+    """The question's capitalised words after its first (rules.NAMES), as one string."""
+    return pl.col("question").str.replace(r"^\W*\w+", "").str.extract_all(NAMES).list.join(" ")
+
+
+def _yes_no() -> pl.Expr:
+    return pl.col("question").str.contains(YES_NO_QUESTION)
 
 
 def _boost_bound() -> pl.Expr:
@@ -390,6 +410,8 @@ def _boost_bound() -> pl.Expr:
         (1 + LEAF_BOOST)
         * pl.when(pl.col("scope_jurisdictions").list.len() > 0).then(1 + JURISDICTION_BOOST).otherwise(1.0)
         * pl.when(pl.col("_numbers").list.len() > 0).then(2.0).otherwise(1.0)
+        * pl.when(pl.col("_rx").is_not_null()).then(1 + TYPE_BOOST).otherwise(1.0)
+        * pl.when(pl.col("_yes_no")).then(1 + MODAL_BOOST).otherwise(1.0)
     )
 
 
@@ -409,7 +431,11 @@ def rank_candidates(
     scopes a gold question to its document); by default a question searches the whole corpus.
     `units` is a frame, or (with `docs`) batches of frames read once (`_unit_batches`).
     """
-    queries = _search_text(parsed, dictionary).select(pl.col("id").alias("query_id"), pl.col("search").alias("question"))
+    # names choose the document; a question scoped to its document has none to choose, and a contact
+    # question's names are whose address it asks for, which the address's line names too
+    names = pl.when(pl.col("answer_type").is_in(CONTACT_TYPES) | (docs is not None)).then(pl.lit("")).otherwise(_names())
+    queries = _search_text(parsed, dictionary).join(parsed.select("id", names.alias("names")), on="id")
+    queries = queries.select(pl.col("id").alias("query_id"), pl.col("search").alias("question"), "names")
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
     hints = parsed.select(
         pl.col("id").alias("query_id"),
@@ -418,7 +444,8 @@ def rank_candidates(
         "answer_type",
         "keywords",
         _stated_values("question").alias("_numbers"),
-    )
+        _yes_no().alias("_yes_no"),
+    ).join(_type_patterns(dictionary), on="answer_type", how="left")
     bound = hints.select("query_id", _boost_bound().alias("_bound"))
     scored, units = _search_scores(queries, units, p, top, bound)
     scored = scored.filter(pl.col("score") > 0).collect()
@@ -462,12 +489,25 @@ def rank_candidates(
                 * (1 + LEAF_BOOST * pl.col("_leaf").fill_null(0).clip(upper_bound=1))
                 * (1 + JURISDICTION_BOOST * _contains_any("text", "scope_jurisdictions").cast(pl.Float64))
                 * (1 + pl.col("_shared") / pl.max_horizontal(pl.col("_numbers").list.len(), pl.lit(1)))
+                * (1 + TYPE_BOOST * pl.col("text").str.contains(pl.col("_rx")).fill_null(False).cast(pl.Float64))
+                * (1 + MODAL_BOOST * (pl.col("_yes_no") & pl.col("text").str.contains(MODAL)).cast(pl.Float64))
             ).alias("score")
         )
-        .drop("_shared", "_numbers")
+        .drop("_shared", "_numbers", "_rx", "_yes_no")
         .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
     )
+
+
+def _type_patterns(dictionary: Dictionary | None) -> pl.DataFrame:
+    """(answer_type, _rx): one regex of each answer type's retrieval patterns, but free text's
+    (which any sentence matches) and the contact types' (`_showing` looks for their values deeper
+    in the documents ranked first, where a boost would bring other documents' addresses first)."""
+    schema = {"answer_type": pl.String, "_rx": pl.String}
+    if dictionary is None:
+        return pl.DataFrame(schema=schema)
+    types = answer_types(dictionary).filter((pl.col("answer_type") != "text") & ~pl.col("answer_type").is_in(CONTACT_TYPES))
+    return types.select("answer_type", pl.col("retrieval_patterns").str.split(" || ").list.join("|").alias("_rx"))
 
 
 SAME_TEXT = 4  # candidates ranked per one kept: a corpus may hold a text several times (a manual as HTML, text and PDF)

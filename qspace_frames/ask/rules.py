@@ -475,3 +475,17 @@ PARTY_ORG = (
     r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,3}\s+(?:Inc|Ltd|LLC|GmbH|SA|SAS|SARL|AG|plc|PLC|Corp|Corporation|Limited|Co|BV|NV|SE)\b\.?"
 )
 PARTY_LEAD = r"^(?:(?:Does|Do|Did|Is|Are|Was|Were|What|Who|Which|When|Where|How|Why|Can|May|Must|Should|Under|For|With|Between|And|Or|The|If|In|On|At|By|From|To|Has|Have|Will)\s+)+"
+
+# ranking (answer.rank_candidates)
+# a question asking whether something is allowed or required ("Can a franchisee sell online?", "do i
+# really need to write a man page", "is it cool to ship files into /usr/local?") ...
+YES_NO_QUESTION = (
+    r"(?i)^\W*(?:can|may|must|should|is|are|am|do|does|will|could|would|need|has|have)\b"
+    r"|\bis (?:it|that) (?:ok|okay|allowed|fine|a problem|cool|required)\b"
+)
+# ... is decided by a sentence that states a rule
+MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|required|optional|allowed|forbidden|need not)\b"
+# the words a question writes capitalised after its first one: names of parties, products and
+# documents ("Under the Accuray distributor agreement with Siemens, ..."), which say which document
+# the answer is in more than which of its sentences
+NAMES = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*"

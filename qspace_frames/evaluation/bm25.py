@@ -223,6 +223,8 @@ class Bm25Counts:
         k1, b = p.bm25_k1, p.bm25_b
         norm = k1 * (1 - b + b * pl.col("dl") / pl.max_horizontal(pl.col("_avgdl"), pl.lit(1e-9)))
         part = pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + norm)
+        if "weight" in q_terms.columns:  # a query term weighed less than 1 (a null weight is 1)
+            part = part * pl.col("weight").fill_null(1.0)
         # queries numbered: grouping millions of parts by an integer pair is several times faster
         numbers = q_terms.select("query_id").unique().sort("query_id").with_row_index("_q")
         parts = (
