@@ -7,7 +7,10 @@ The benchmark runs the stages with a `Workbench` (no notebook kernels) on real d
   reports/bench/corpora, git-ignored): copy 0 is the corpus unchanged, copy i > 0 has a distinct
   first line, so every copy is a new document with new ids and nothing is deduplicated;
 - `pdf`: the 100 CUAD PDFs (../shared/corpora/contracts-cuad/pdf), with the pool of `workers`
-  processes; `pdf-w1`: the same load (corpus stage) in one process, for the pool's speed-up.
+  processes; `pdf-w1`: the same load (corpus stage) in one process, for the pool's speed-up;
+- `cnli-dev`, `pqa-dev`: the ContractNLI and PolicyQA development splits converted into a corpus
+  and a gold file, run through evaluation: each strategy's evidence recall at every budget
+  beside the seconds (quality and speed from the same run).
 
 Each measurement runs in a fresh subprocess with a fresh artifact store, so its peak RSS
 (`ru_maxrss` of the child, from `os.wait4`: the largest single process of the run and its pool)
@@ -41,7 +44,11 @@ SCALES = {"x1": 1, "x4": 4, "x16": 16}
 # `<corpus>-run`: `qspace run` through the notebooks on that corpus, beside its library row; then
 # the same run again (every notebook kept) and a new run name (every artifact stored)
 RUNS = ("sample-run", "cuad50-run", "x1-run")
-DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1", "sample", "cuad50", *RUNS)
+# the development splits of two real gold sets, converted into a corpus and a gold file and run
+# through evaluation: retrieval quality reported beside speed (`<name>_r<budget>` per strategy)
+GOLD_SETS = {"cnli-dev": ("qa-contractnli-dev", "contractnli"), "pqa-dev": ("qa-policyqa-dev", "policyqa")}
+QUALITY = ("qspace", "ask", "bm25_chunks")  # the strategies whose recall the evaluation rows report
+DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1", "sample", "cuad50", *RUNS, *GOLD_SETS)
 CUAD50 = 50  # the first contracts of CUAD txt: the subset the report's cost was first measured on
 DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
 PER_DOC = ("corpus", "fragments", "affordances")
@@ -55,7 +62,7 @@ class Spec:
     upto: str  # last stage run
     workers: int
     engine: str
-    mode: str = "library"  # or "notebooks": `qspace run`
+    mode: str = "library"  # or "notebooks": `qspace run`; "gold": the library with a gold set (`corpus`: its split file)
 
 
 def subset(src: Path, n: int, dest: Path) -> Path:
@@ -108,6 +115,9 @@ def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str
                 cuad / "txt", CUAD50, scratch / "cuad-txt-50"
             )
             out.append(Spec(name, corpus, upto, workers, engine, "notebooks" if name.endswith("-run") else "library"))
+        elif name in GOLD_SETS:
+            folder, _ = GOLD_SETS[name]
+            out.append(Spec(name, (root / CUAD).parent.resolve() / folder / "dev.json", upto, workers, engine, "gold"))
         else:
             raise ValueError(f"unknown bench corpus {name!r}: choose from {', '.join(DEFAULT_CORPORA)}")
     return out
@@ -164,10 +174,18 @@ def child(spec: dict) -> dict:
     tmp = Path(spec["tmp"])
     params = tmp / "params.yaml"
     params.write_text(f"store:\n  root: {tmp / 'store'}\n", encoding="utf-8")
+    corpus, gold = spec["corpus"], None
+    if spec.get("mode") == "gold":  # the split converted first, outside the timing
+        from .evaluation import gold_sets
+
+        convert = {"contractnli": gold_sets.contractnli_to_gold, "policyqa": gold_sets.policyqa_to_gold}[GOLD_SETS[spec["name"]][1]]
+        gold = str(convert(corpus, tmp / "gold-set"))
+        corpus = str(tmp / "gold-set" / "docs")
     t0 = time.perf_counter()
     wb = Workbench(
         params_file=str(params),
-        corpus_arg=spec["corpus"],
+        corpus_arg=corpus,
+        gold=gold,
         run_name="bench",
         project_root=Path(spec["root"]),
         reports_dir=tmp / "reports",
@@ -185,6 +203,11 @@ def child(spec: dict) -> dict:
     total = time.perf_counter() - t0
     log = [json.loads(line) for line in (wb.run_dir / "stage_log.jsonl").read_text(encoding="utf-8").splitlines()]
     inv = wb.read("corpus", "inventory")
+    quality = {}
+    if gold is not None and spec["upto"] == "evaluation":
+        recall = wb.read("evaluation", "metrics").filter((pl.col("metric") == "evidence_recall") & pl.col("strategy").is_in(QUALITY))
+        quality = {f"{r['strategy']}_r{r['budget']}": r["value"] for r in recall.iter_rows(named=True)}
+        quality["questions"] = wb.read("evaluation", "gold").filter(pl.col("status") == "ok").height
     return {
         "files": files.height,
         "mb": (files["bytes"].sum() or 0) / MB,
@@ -194,6 +217,7 @@ def child(spec: dict) -> dict:
         "total_s": total,
         "cpu_s": time.process_time() + _children_cpu(),
         **peaks,
+        **quality,
     }
 
 
@@ -265,6 +289,7 @@ def measure(spec: Spec, root: Path) -> dict:
                 "tmp": str(tmp),
                 "root": str(root),
                 "mode": spec.mode,
+                "name": spec.name,
             }
         )
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
@@ -395,10 +420,29 @@ def markdown(summary: pl.DataFrame) -> str:
             v = r.get(c)
             cells.append("" if v is None else f.format(v))
         lines.append("| " + " | ".join(cells) + " |")
+    q = quality(summary)
+    if q.height:
+        lines += ["", "Evidence recall on the development gold sets (share of gold characters loaded within B tokens):", ""]
+        lines += ["| " + " | ".join(q.columns) + " |", "|" + "|".join("---" for _ in q.columns) + "|"]
+        lines += ["| " + " | ".join(str(v) for v in r) + " |" for r in q.rows()]
     t = targets(summary)
     if t:
         lines += [""] + [f"- {k}: {v:.2f}" for k, v in t.items()]
     return "\n".join(lines) + "\n"
+
+
+def quality(summary: pl.DataFrame) -> pl.DataFrame:
+    """The gold-set rows: questions, seconds end to end and each QUALITY strategy's recall at every
+    budget (columns `<strategy> @<budget>`); no rows when no gold set was measured."""
+    recall = [c for c in summary.columns if any(c.startswith(f"{q}_r") for q in QUALITY)]
+    if not recall or "questions" not in summary.columns:
+        return pl.DataFrame()
+    return summary.filter(pl.col("questions").is_not_null()).select(
+        pl.col("corpus").alias("set"),
+        pl.col("questions").cast(pl.Int64),
+        pl.col("e2e_s").round(1).alias("end to end s"),
+        *[pl.col(c).round(3).alias(c.replace("_r", " @")) for c in recall],
+    )
 
 
 def run_bench(
@@ -486,7 +530,8 @@ def parser(ap: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser
         choices=DEFAULT_CORPORA,
         help="what to measure (default: all): x1 = CUAD txt, x4 and x16 scaled copies, pdf = the 100 CUAD PDFs "
         "with the pool, pdf-w1 = their loading in one process, sample = the sample corpus, cuad50 = the first 50 "
-        "CUAD contracts; NAME-run = `qspace run` through the notebooks on NAME (then again, then under a new name)",
+        "CUAD contracts; NAME-run = `qspace run` through the notebooks on NAME (then again, then under a new name); "
+        "cnli-dev, pqa-dev = the ContractNLI and PolicyQA development splits through evaluation, with each strategy's recall",
     )
     ap.add_argument(
         "--repeat", type=int, default=None, help="runs per corpus, the median is reported (default: 3 for x1, 1 for the others)"

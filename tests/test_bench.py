@@ -116,3 +116,21 @@ def test_targets_from_medians_compare_like_with_like():
     assert t["time x16 / x1, discovery to fragments (target <= 18)"] == pytest.approx(100.0 / 6.0)
     assert t["x16 peak RSS MB, discovery to fragments (target <= 2048)"] == 1500
     assert t["x16 peak RSS of the run and its pool together MB, discovery to fragments"] == 2250
+
+
+def test_a_gold_set_run_reports_recall_beside_its_seconds():
+    from qspace_frames.bench import GOLD_SETS, QUALITY, quality, specs
+
+    (spec,) = specs(ROOT, ["cnli-dev"], ROOT / "reports" / "bench" / "corpora", 2, "local", "evaluation")
+    if not spec.corpus.is_file():
+        pytest.skip(f"the ContractNLI dev split is missing: {spec.corpus}")
+    assert spec.mode == "gold" and GOLD_SETS["cnli-dev"][1] == "contractnli"
+    row = measure(spec, ROOT)
+    assert row["files"] == 61 and row["questions"] > 500  # every NDA of the split; its labelled hypotheses
+    for s in QUALITY:
+        curve = [row[f"{s}_r{b}"] for b in (256, 512, 1024, 2048)]
+        assert all(0 <= r <= 1 for r in curve) and curve == sorted(curve), (s, curve)
+    assert row["qspace_r512"] > row["bm25_chunks_r512"]  # the claim the evaluation rows exist to check
+    q = quality(summarise(pl.DataFrame([{"repeat": 1, **row}])))
+    assert q["set"].to_list() == ["cnli-dev"] and q["questions"].to_list() == [row["questions"]]
+    assert q.columns[3:] == [f"{s} @{b}" for s in sorted(QUALITY) for b in (256, 512, 1024, 2048)]

@@ -570,3 +570,80 @@ def test_all_baselines_on_ten_contractnli_documents(cnli):
     # each strategy's values depend on its own runs only: the evaluation measures each strategy where it runs
     parts = [per_query(g, res, P) for _, g in r.group_by("strategy", maintain_order=True)]
     assert len(parts) == 3 and pl.concat(parts).sort(["strategy", "query_id"]).equals(pq)
+
+
+# ---- why a strategy misses ----------------------------------------------------------------------
+
+# four fragments of one document: two paragraphs, a table row, a paragraph of two sentences
+MISS_DOC = "Alpha one sentence here. Beta two sentence here.\nRow: gamma | three\nDelta four. Epsilon five."
+MISS_FRAGMENTS = [("fa", "paragraph", 0, 24), ("fb", "paragraph", 25, 48), ("fc", "table_row", 49, 67), ("fd", "paragraph", 68, 93)]
+
+
+def test_misses_file_each_missed_question_under_its_reason():
+    from qspace_frames.evaluation.misses import MISSES, REASONS, misses, reasons
+    from qspace_frames.evaluation.metrics import per_query
+
+    assert MISS_DOC[68:79] == "Delta four." and MISS_DOC[80:93] == "Epsilon five."
+    frags = pl.DataFrame(
+        [{"fragment_id": f, "doc_id": "d", "kind": k, "char_start": s, "char_end": e} for f, k, s, e in MISS_FRAGMENTS]
+        + [{"fragment_id": "sec", "doc_id": "d", "kind": "section", "char_start": 0, "char_end": 93}]  # a section holds everything
+    )
+    # question -> (gold spans, the units loaded: fragment and span)
+    cases = {
+        "hit": ([(0, 24)], [("fa", 0, 24)]),
+        "table": ([(49, 67)], [("fa", 0, 24)]),
+        "entered": ([(80, 93)], [("fd", 68, 79)]),  # its fragment entered, its sentence not loaded
+        "split": ([(0, 24), (80, 93)], [("fb", 25, 48)]),
+        "other": ([(68, 79)], [("fb", 25, 48)]),
+    }
+    gold = pl.DataFrame(
+        [
+            {
+                "id": q,
+                "question": q,
+                "document": "d.txt",
+                "gold_spans": [{"start": s, "end": e} for s, e in spans],
+                "doc_id": "d",
+                "n_chars": len(MISS_DOC),
+                "gold_chars": sum(e - s for s, e in spans),
+                "status": "ok",
+                "reason": None,
+            }
+            for q, (spans, _) in cases.items()
+        ],
+        schema=RESOLVED_GOLD,
+    )
+    runs = pl.DataFrame(
+        [
+            {
+                "query_id": q,
+                "strategy": "hand",
+                "rank": rank,
+                "doc_id": "d",
+                "char_start": s,
+                "char_end": e,
+                "text": MISS_DOC[s:e],
+                "n_tokens": count_tokens([MISS_DOC[s:e]], ENC)[0],
+                "nodes_visited": rank,
+                "path_length": 1,
+                "fragment_id": f,
+            }
+            for q, (_, units) in cases.items()
+            for rank, (f, s, e) in enumerate(units, start=1)
+        ],
+        schema=RETRIEVALS,
+    )
+    p = EvalParams(budgets=[64], max_tokens=64)
+    m = misses(runs, per_query(runs, gold, p), gold, frags, p.budgets)
+    check(m, MISSES)
+    got = dict(m.select("query_id", "reason").rows())
+    assert got == {
+        "table": "gold in a table",
+        "entered": "right fragment, wrong sentence",
+        "split": "gold split across fragments",
+        "other": "other part ranked first",
+    }
+    assert m.filter(pl.col("query_id") == "split")["gold_fragments"].item() == 2  # the section is not a fragment the gold is "in"
+    counted = reasons(m, gold.height)
+    assert counted["reason"].to_list() == [r for r, _ in REASONS] and counted["questions"].to_list() == [1, 1, 1, 1]
+    assert counted["share"].to_list() == [0.2] * 4

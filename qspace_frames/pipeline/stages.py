@@ -30,6 +30,7 @@ from ..evaluation import baselines as baselines_mod
 from ..evaluation import chunks as chunks_mod
 from ..evaluation import gold as gold_mod
 from ..evaluation import metrics as metrics_mod
+from ..evaluation import misses as misses_mod
 from ..evaluation import qspace as retrieval_mod
 from ..qspace import classes as classes_mod
 from ..qspace import density as density_mod
@@ -277,6 +278,7 @@ def _evaluation(t, p, rt: Runtime):
         "retrievals": retrievals,
         "per_query": pq,
         "metrics": metrics_mod.metrics(retrievals, resolved, e, per_query_frame=pq),
+        "misses": misses_mod.misses(retrievals, pq, resolved, t["fragments/fragments"].scan(), e.budgets),
     }
 
 
@@ -430,6 +432,7 @@ STAGES: dict[str, Stage] = {
                 "retrievals": metrics_mod.RETRIEVALS,
                 "per_query": lambda p: metrics_mod.per_query_schema(p.evaluation),
                 "metrics": metrics_mod.METRICS,
+                "misses": misses_mod.MISSES,
             },
             _evaluation,
             (evaluation, ask, affordances, frames_mod, tokens_mod, exprs_mod, pages_mod, _strategy_task, ask_units, ask_leaves),

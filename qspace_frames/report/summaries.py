@@ -6,7 +6,11 @@ same numbers from the same code.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
+
+from ..evaluation.misses import REASONS
 
 
 def files_by_status(inv: pl.DataFrame) -> pl.DataFrame:
@@ -119,3 +123,38 @@ def simulations_by_candidate(sims: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("candidate")
     )
+
+
+def miss_examples(
+    misses: pl.DataFrame, gold: pl.DataFrame, retrievals: pl.DataFrame, docs: pl.DataFrame, strategy: str, budget: int, n: int = 2
+) -> str:
+    """Markdown: the first `n` questions (in id order) of each miss reason of `strategy` at
+    `budget`, with what the strategy loaded first and the gold it missed (`docs`: doc_id, doc_text)."""
+    m = misses.filter((pl.col("strategy") == strategy) & (pl.col("budget") == budget))
+    order = pl.DataFrame({"reason": [r for r, _ in REASONS]}).with_row_index("_o")
+    picked = m.join(order, on="reason").sort("_o", "query_id").group_by("_o", maintain_order=True).head(n)
+    first = retrievals.filter((pl.col("strategy") == strategy) & (pl.col("rank") == 1)).select("query_id", pl.col("text").alias("_first"))
+    span = pl.col("gold_spans").list.first()
+    missed_gold = (
+        gold.select(
+            pl.col("id").alias("query_id"),
+            "question",
+            "doc_id",
+            span.struct.field("start").alias("_s"),
+            span.struct.field("end").alias("_e"),
+        )
+        .join(docs.select("doc_id", "doc_text"), on="doc_id")
+        .select("query_id", "question", pl.col("doc_text").str.slice(pl.col("_s"), pl.col("_e") - pl.col("_s")).alias("_gold"))
+    )
+    rows = picked.join(missed_gold, on="query_id", how="left").join(first, on="query_id", how="left")
+    clip = lambda t: re.sub(r"\s+", " ", t or "")[:200]  # noqa: E731
+    lines = [
+        f"- **{r['reason']}**: *{clip(r['question'])}*  \n  loaded first: {clip(r['_first'])}  \n  missed: {clip(r['_gold'])}"
+        + (
+            f" (first reached at rank {r['first_gold_rank']}, {r['tokens_to_first_gold']} tokens)"
+            if r["first_gold_rank"]
+            else " (never reached)"
+        )
+        for r in rows.iter_rows(named=True)
+    ]
+    return "\n".join(lines) or "Nothing missed."
