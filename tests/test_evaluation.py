@@ -580,8 +580,8 @@ MISS_FRAGMENTS = [("fa", "paragraph", 0, 24), ("fb", "paragraph", 25, 48), ("fc"
 
 
 def test_misses_file_each_missed_question_under_its_reason():
-    from qspace_frames.evaluation.misses import MISSES, REASONS, misses, reasons
     from qspace_frames.evaluation.metrics import per_query
+    from qspace_frames.evaluation.misses import MISSES, REASONS, misses, reasons
 
     assert MISS_DOC[68:79] == "Delta four." and MISS_DOC[80:93] == "Epsilon five."
     frags = pl.DataFrame(
@@ -647,3 +647,35 @@ def test_misses_file_each_missed_question_under_its_reason():
     counted = reasons(m, gold.height)
     assert counted["reason"].to_list() == [r for r, _ in REASONS] and counted["questions"].to_list() == [1, 1, 1, 1]
     assert counted["share"].to_list() == [0.2] * 4
+
+
+# ---- latent semantic similarity -----------------------------------------------------------------
+
+
+def test_latent_similarity_meets_a_question_on_words_it_does_not_share():
+    from qspace_frames.evaluation.semantic import similarity
+
+    # "reverse" and "engineer" always occur beside "decompile" and "disassemble" in this corpus
+    texts = [
+        "The recipient shall not reverse engineer, decompile or disassemble the software.",
+        "No party may decompile or disassemble any sample or reverse engineer it.",
+        "Reverse engineer attempts and any effort to decompile are forbidden.",
+        "The supplier will deliver the goods to the warehouse within ten days.",
+        "Goods are delivered to the buyer's warehouse at the supplier's cost.",
+        "Invoices are paid within thirty days of the delivery of the goods.",
+        "The recipient must not disassemble the prototype.",  # shares no word with the question but "recipient"
+        "Payment of invoices is due thirty days after delivery.",
+    ]
+    units = pl.DataFrame({"chunk": list(range(len(texts))), "text": texts})
+    queries = pl.DataFrame({"query_id": ["q"], "question": ["May the recipient reverse engineer the product?"]})
+    pairs = units.select(pl.lit("q").alias("query_id"), "chunk")
+    sim = similarity(queries, units, pairs, dims=2)
+    got = dict(sim.select("chunk", "similarity").rows())
+    assert sim.height == len(texts) and set(sim.columns) == {"query_id", "chunk", "similarity"}
+    assert got[6] > max(got[3], got[4], got[5], got[7])  # closer than every delivery or payment sentence
+    assert sim.equals(similarity(queries, units, pairs, dims=2))  # the same bits again
+    # too little text to learn from: zeros, not an error
+    one = similarity(queries, units.head(1), pairs.head(1), dims=50)
+    assert one["similarity"].to_list() == [0.0]
+    none = similarity(queries, units.head(0), pairs.head(0), dims=50)
+    assert none.height == 0

@@ -22,6 +22,7 @@ from ..affordances.sentences import all_sentences
 from ..exprs import exact_sums
 from ..frames import as_lazy
 from ..params import AffordanceParams, EvalParams
+from . import semantic
 from .bm25 import Bm25Counts, query_terms, term_counts
 from .loading import count_ranked, gold_queries, load_in_order
 
@@ -97,6 +98,8 @@ def qspace(
     s_score, sents, f_score = _bm25_scores(q, fragments, p, ap or AffordanceParams())
     sig, boosted, top_proto = _prototype_boosts(q.lazy(), prototypes, density, evidence, nodes, scores, sents)
     units = _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p)
+    if p.qspace_semantic_dims:
+        units = _with_meaning(units, q, p)
     return _loaded(units, p)
 
 
@@ -239,6 +242,25 @@ def _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p: EvalParam
         # fragment_id breaks the last tie (a sentence may start at the same offset in nested fragments)
         .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
         .collect()
+    )
+
+
+def _standardised(col: str) -> pl.Expr:
+    """The column's z-score within each question (0 where all its units score alike)."""
+    z = (pl.col(col) - pl.col(col).mean().over("query_id")) / pl.col(col).std().over("query_id")
+    return z.fill_nan(0.0).fill_null(0.0)
+
+
+def _with_meaning(units: pl.DataFrame, q: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+    """The ranked units re-ranked by their lexical score and their latent similarity to the
+    question (`semantic.similarity`), each standardised per question, the similarity weighted
+    qspace_semantic_weight."""
+    sim = semantic.similarity(q, units, units, p.qspace_semantic_dims)
+    return (
+        units.join(sim, on=["query_id", "chunk"], how="left")
+        .with_columns((_standardised("score") + p.qspace_semantic_weight * _standardised("similarity")).alias("score"))
+        .drop("similarity")
+        .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
     )
 
 
