@@ -653,7 +653,7 @@ def test_misses_file_each_missed_question_under_its_reason():
 
 
 def test_latent_similarity_meets_a_question_on_words_it_does_not_share():
-    from qspace_frames.evaluation.semantic import similarity
+    from qspace_frames.evaluation.semantic import LatentSpace
 
     # "reverse" and "engineer" always occur beside "decompile" and "disassemble" in this corpus
     texts = [
@@ -669,13 +669,19 @@ def test_latent_similarity_meets_a_question_on_words_it_does_not_share():
     units = pl.DataFrame({"chunk": list(range(len(texts))), "text": texts})
     queries = pl.DataFrame({"query_id": ["q"], "question": ["May the recipient reverse engineer the product?"]})
     pairs = units.select(pl.lit("q").alias("query_id"), "chunk")
-    sim = similarity(queries, units, pairs, dims=2)
+    space = LatentSpace.fit(units, dims=2)
+    sim = space.cosine(queries, units, pairs, "chunk")
     got = dict(sim.select("chunk", "similarity").rows())
-    assert sim.height == len(texts) and set(sim.columns) == {"query_id", "chunk", "similarity"}
+    assert sim.height == len(texts) and sim.columns == ["query_id", "chunk", "similarity"]
     assert got[6] > max(got[3], got[4], got[5], got[7])  # closer than every delivery or payment sentence
-    assert sim.equals(similarity(queries, units, pairs, dims=2))  # the same bits again
-    # too little text to learn from: zeros, not an error
-    one = similarity(queries, units.head(1), pairs.head(1), dims=50)
-    assert one["similarity"].to_list() == [0.0]
-    none = similarity(queries, units.head(0), pairs.head(0), dims=50)
-    assert none.height == 0
+    assert sim.equals(LatentSpace.fit(units, dims=2).cosine(queries, units, pairs, "chunk"))  # the same bits again
+    # any text is compared in the same space: a paragraph of the first three sentences is close
+    para = pl.DataFrame({"fragment_id": ["f1", "f2"], "text": [" ".join(texts[:3]), " ".join(texts[3:6])]})
+    fsim = dict(
+        space.cosine(queries, para, para.select(pl.lit("q").alias("query_id"), "fragment_id"), "fragment_id")
+        .select("fragment_id", "similarity")
+        .rows()
+    )
+    assert fsim["f1"] > fsim["f2"]
+    # too little text to learn from: no space, not an error
+    assert LatentSpace.fit(units.head(1), dims=50) is None and LatentSpace.fit(units.head(0), dims=50) is None

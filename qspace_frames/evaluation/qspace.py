@@ -251,15 +251,33 @@ def _standardised(col: str) -> pl.Expr:
     return z.fill_nan(0.0).fill_null(0.0)
 
 
+# the weight of a sentence's fragment's latent similarity beside its own (both times
+# qspace_semantic_weight): ContractNLI dev recall +1.2 points at 256 and 512 tokens, PolicyQA dev
+# within +0.4 at every budget
+FRAGMENT_MEANING = 0.5
+
+
 def _with_meaning(units: pl.DataFrame, q: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
-    """The ranked units re-ranked by their lexical score and their latent similarity to the
-    question (`semantic.similarity`), each standardised per question, the similarity weighted
-    qspace_semantic_weight."""
-    sim = semantic.similarity(q, units, units, p.qspace_semantic_dims)
+    """The ranked units re-ranked by their lexical score and their and their fragment's latent
+    similarity to the question (`semantic.LatentSpace`, fitted on these units), each standardised
+    per question, the similarities weighted qspace_semantic_weight."""
+    space = semantic.LatentSpace.fit(units, p.qspace_semantic_dims)
+    if space is None:  # too little text to learn a space from: the lexical ranking stands
+        return units
+    fragments = (
+        units.unique("chunk")
+        .sort("fragment_id", "char_start")
+        .group_by("fragment_id", maintain_order=True)
+        .agg(pl.col("text").str.join(" "))
+    )
+    own = space.cosine(q, units, units, "chunk")
+    frag = space.cosine(q, fragments, units.select("query_id", "fragment_id").unique(), "fragment_id")
+    meaning = _standardised("similarity") + FRAGMENT_MEANING * _standardised("fragment_similarity")
     return (
-        units.join(sim, on=["query_id", "chunk"], how="left")
-        .with_columns((_standardised("score") + p.qspace_semantic_weight * _standardised("similarity")).alias("score"))
-        .drop("similarity")
+        units.join(own, on=["query_id", "chunk"], how="left")
+        .join(frag.rename({"similarity": "fragment_similarity"}), on=["query_id", "fragment_id"], how="left")
+        .with_columns((_standardised("score") + p.qspace_semantic_weight * meaning).alias("score"))
+        .drop("similarity", "fragment_similarity")
         .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
     )
 
