@@ -669,19 +669,17 @@ def test_latent_similarity_meets_a_question_on_words_it_does_not_share():
     units = pl.DataFrame({"chunk": list(range(len(texts))), "text": texts})
     queries = pl.DataFrame({"query_id": ["q"], "question": ["May the recipient reverse engineer the product?"]})
     pairs = units.select(pl.lit("q").alias("query_id"), "chunk")
-    space = LatentSpace.fit(units, dims=2)
-    sim = space.cosine(queries, units, pairs, "chunk")
+    space = LatentSpace.of(units, dims=2)
+    sim = space.similarity(queries, pairs)
     got = dict(sim.select("chunk", "similarity").rows())
     assert sim.height == len(texts) and sim.columns == ["query_id", "chunk", "similarity"]
     assert got[6] > max(got[3], got[4], got[5], got[7])  # closer than every delivery or payment sentence
-    assert sim.equals(LatentSpace.fit(units, dims=2).cosine(queries, units, pairs, "chunk"))  # the same bits again
-    # any text is compared in the same space: a paragraph of the first three sentences is close
-    para = pl.DataFrame({"fragment_id": ["f1", "f2"], "text": [" ".join(texts[:3]), " ".join(texts[3:6])]})
-    fsim = dict(
-        space.cosine(queries, para, para.select(pl.lit("q").alias("query_id"), "fragment_id"), "fragment_id")
-        .select("fragment_id", "similarity")
-        .rows()
+    assert sim.equals(LatentSpace.of(units, dims=2).similarity(queries, pairs))  # the same bits again
+    # a group of units is read as one text: the paragraph of the first three sentences is closer
+    groups = units.with_columns(
+        pl.when(pl.col("chunk") < 3).then(pl.lit("f1")).otherwise(pl.lit("f2")).alias("fragment_id"), pl.col("chunk").alias("char_start")
     )
-    assert fsim["f1"] > fsim["f2"]
+    fsim = space.group_similarity(queries, groups, pl.DataFrame({"query_id": ["q", "q"], "fragment_id": ["f1", "f2"]}), "fragment_id")
+    assert dict(fsim.select("fragment_id", "similarity").rows())["f1"] > dict(fsim.select("fragment_id", "similarity").rows())["f2"]
     # too little text to learn from: no space, not an error
-    assert LatentSpace.fit(units.head(1), dims=50) is None and LatentSpace.fit(units.head(0), dims=50) is None
+    assert LatentSpace.of(units.head(1), dims=50) is None and LatentSpace.of(units.head(0), dims=50) is None

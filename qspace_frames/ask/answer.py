@@ -364,14 +364,15 @@ def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFra
 def _search_scores(
     queries: pl.DataFrame, units, p: EvalParams, top: int | None = None, bound: pl.DataFrame | None = None
 ) -> tuple[pl.LazyFrame, pl.DataFrame]:
-    """`bm25_scores` of the queries over the units' search text, without building it (`_search_terms`).
+    """`bm25_scores` of the queries (query_id, doc_id, question, names) over the units' search
+    text, without building it (`_search_terms`).
     `units` is one frame or batches of them: each batch is reduced to its term counts as it comes,
     and only the units of the queries' documents are returned whole with the scores (with `top`,
     only those that could reach it, `Bm25Counts.scores`)."""
     q_terms = query_terms(queries)
-    if "names" in queries.columns:  # a name's words count NAME_WEIGHT in a sentence's score
-        names = query_terms(queries.select("query_id", "doc_id", pl.col("names").alias("question")))
-        q_terms = q_terms.join(names.with_columns(pl.lit(NAME_WEIGHT).alias("weight")), on=["query_id", "doc_id", "term"], how="left")
+    # the words of the query's `names` count NAME_WEIGHT in a sentence's score
+    names = query_terms(queries.select("query_id", "doc_id", pl.col("names").alias("question")))
+    q_terms = q_terms.join(names.with_columns(pl.lit(NAME_WEIGHT).alias("weight")), on=["query_id", "doc_id", "term"], how="left")
     wanted = q_terms.select("term").unique()
     counts, off = Bm25Counts(queries), 0
     for u in [units] if isinstance(units, pl.DataFrame) else units:
@@ -404,8 +405,9 @@ def _yes_no() -> pl.Expr:
 
 
 def _boost_bound() -> pl.Expr:
-    """The most a question's boosts can multiply a score by (over `hints` columns): the jurisdiction
-    and amount boosts only apply to questions that name them."""
+    """The most a question's boosts can multiply a score by (over `hints` columns): the jurisdiction,
+    amount, answer-type and rule boosts only apply to questions that name a jurisdiction, state an
+    amount, ask for a typed value or ask yes or no."""
     return (
         (1 + LEAF_BOOST)
         * pl.when(pl.col("scope_jurisdictions").list.len() > 0).then(1 + JURISDICTION_BOOST).otherwise(1.0)

@@ -258,20 +258,14 @@ FRAGMENT_MEANING = 0.5
 
 
 def _with_meaning(units: pl.DataFrame, q: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
-    """The ranked units re-ranked by their lexical score and their and their fragment's latent
-    similarity to the question (`semantic.LatentSpace`, fitted on these units), each standardised
-    per question, the similarities weighted qspace_semantic_weight."""
-    space = semantic.LatentSpace.fit(units, p.qspace_semantic_dims)
+    """The ranked units re-ranked by their lexical score and by the latent similarity of each
+    sentence and of its fragment to the question (`semantic.LatentSpace`, fitted on these units),
+    each standardised per question, the similarities weighted qspace_semantic_weight."""
+    space = semantic.LatentSpace.of(units, p.qspace_semantic_dims)
     if space is None:  # too little text to learn a space from: the lexical ranking stands
         return units
-    fragments = (
-        units.unique("chunk")
-        .sort("fragment_id", "char_start")
-        .group_by("fragment_id", maintain_order=True)
-        .agg(pl.col("text").str.join(" "))
-    )
-    own = space.cosine(q, units, units, "chunk")
-    frag = space.cosine(q, fragments, units.select("query_id", "fragment_id").unique(), "fragment_id")
+    own = space.similarity(q, units)
+    frag = space.group_similarity(q, units, units.select("query_id", "fragment_id").unique(), "fragment_id")
     meaning = _standardised("similarity") + FRAGMENT_MEANING * _standardised("fragment_similarity")
     return (
         units.join(own, on=["query_id", "chunk"], how="left")

@@ -28,20 +28,24 @@ MIN_DOCUMENT_FREQUENCY = 2  # a term in one sentence only says nothing about whi
 
 
 class LatentSpace:
-    """The latent space of a set of units (`fit`), in which questions and any texts are compared."""
+    """Units placed in the latent space of their own texts (`of`): a vector per unit, in which a
+    question, or a group of units read as one text (a fragment), is compared with them."""
 
-    def __init__(self, vectorizer, svd):
+    def __init__(self, vectorizer, svd, chunks: pl.DataFrame, vectors: np.ndarray):
         self.vectorizer, self.svd = vectorizer, svd
+        self.chunks, self.vectors = chunks, vectors  # chunk -> row of `vectors` (_v) and its terms
 
     @classmethod
-    def fit(cls, units: pl.DataFrame, dims: int) -> "LatentSpace | None":
+    def of(cls, units: pl.DataFrame, dims: int) -> "LatentSpace | None":
         """The space of the units' texts (`units`: chunk, text), `dims` dimensions at most; None
         when there is too little text to fit one (fewer distinct terms or units than two)."""
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.preprocessing import normalize
         from threadpoolctl import threadpool_limits
 
-        texts = _terms(units.select("chunk", "text").unique("chunk").sort("chunk"), "text")
+        u = units.select("chunk", "text").unique("chunk").sort("chunk")
+        texts = _terms(u, "text")
         stride = max(-(-texts.len() // MAX_FIT_SENTENCES), 1)
         vec = TfidfVectorizer(token_pattern=r"\S+", lowercase=False, sublinear_tf=True, min_df=MIN_DOCUMENT_FREQUENCY)
         try:
@@ -52,28 +56,51 @@ class LatentSpace:
         if k < 1:
             return None
         with threadpool_limits(limits=1):
-            return cls(vec, TruncatedSVD(n_components=k, algorithm="arpack", random_state=0).fit(fitted))
+            svd = TruncatedSVD(n_components=k, algorithm="arpack", random_state=0).fit(fitted)
+            every = fitted if stride == 1 else vec.transform(texts.to_list())
+            vectors = normalize(svd.transform(every))
+        return cls(vec, svd, u.select("chunk", texts.alias("_terms")).with_row_index("_v"), vectors)
 
-    def _project(self, texts: pl.Series) -> np.ndarray:
+    def _project(self, terms: pl.Series) -> np.ndarray:
+        """Unit vectors of texts given as their terms (`_terms`)."""
         from sklearn.preprocessing import normalize
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1):
-            return normalize(self.svd.transform(self.vectorizer.transform(texts.to_list())))
+            return normalize(self.svd.transform(self.vectorizer.transform(terms.to_list())))
 
-    def cosine(self, queries: pl.DataFrame, items: pl.DataFrame, pairs: pl.DataFrame, key: str) -> pl.DataFrame:
-        """(query_id, key, similarity) for each of `pairs` (query_id, key): the cosine of the
-        question (`queries`: query_id, question) and the item (`items`: key, text)."""
-        it = items.select(key, "text").unique(key).sort(key)
+    def _questions(self, queries: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
         q = queries.select("query_id", "question").unique("query_id").sort("query_id")
-        z_items, z_questions = self._project(_terms(it, "text")), self._project(_terms(q, "question"))
-        at = (
-            pairs.select("query_id", key)
-            .join(it.select(key).with_row_index("_i"), on=key)
-            .join(q.select("query_id").with_row_index("_q"), on="query_id")
+        return q.select("query_id").with_row_index("_q"), self._project(_terms(q, "question"))
+
+    def similarity(self, queries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+        """(query_id, chunk, similarity) for each of `pairs` (query_id, chunk): the cosine of the
+        question (`queries`: query_id, question) and the unit."""
+        rows, z = self._questions(queries)
+        at = pairs.select("query_id", "chunk").join(self.chunks.select("chunk", "_v"), on="chunk").join(rows, on="query_id")
+        return at.select("query_id", "chunk", _cosine(z, at["_q"], self.vectors, at["_v"]))
+
+    def group_similarity(self, queries: pl.DataFrame, groups: pl.DataFrame, pairs: pl.DataFrame, key: str) -> pl.DataFrame:
+        """(query_id, key, similarity) for each of `pairs` (query_id, key): the cosine of the
+        question and the group of units (`groups`: chunk, key, char_start; a fragment), read as
+        one text: its units' terms in order."""
+        texts = (
+            groups.select("chunk", key, "char_start")
+            .unique()
+            .join(self.chunks, on="chunk")
+            .sort(key, "char_start", "_v")
+            .group_by(key, maintain_order=True)
+            .agg(pl.col("_terms").str.join(" "))
         )
-        cos = np.einsum("ij,ij->i", z_questions[at["_q"].to_numpy()], z_items[at["_i"].to_numpy()])
-        return at.select("query_id", key, pl.Series("similarity", np.round(cos, 12)))
+        z_groups = self._project(texts["_terms"])
+        rows, z = self._questions(queries)
+        at = pairs.select("query_id", key).join(texts.select(key).with_row_index("_g"), on=key).join(rows, on="query_id")
+        return at.select("query_id", key, _cosine(z, at["_q"], z_groups, at["_g"]))
+
+
+def _cosine(a: np.ndarray, ai: pl.Series, b: np.ndarray, bi: pl.Series) -> pl.Series:
+    """Row-wise dot products of unit vectors a[ai] and b[bi], rounded (last bits are BLAS's)."""
+    return pl.Series("similarity", np.round(np.einsum("ij,ij->i", a[ai.to_numpy()], b[bi.to_numpy()]), 12))
 
 
 def _terms(frame: pl.DataFrame, col: str) -> pl.Series:
