@@ -325,25 +325,31 @@ def hand_case() -> tuple[pl.DataFrame, pl.DataFrame]:
     )
     # U1 = "one two three", U2 = "two three four" overlaps U1, U3 = " five ... ten"
     units = [(0, 13), (4, 18), (18, len(HAND))]
-    rows = []
-    for qid in ("q", "miss"):
-        for rank, (s, e) in enumerate(units[: 3 if qid == "q" else 2], start=1):
-            rows.append(
-                {
-                    "query_id": qid,
-                    "strategy": "hand",
-                    "rank": rank,
-                    "doc_id": "d",
-                    "char_start": s,
-                    "char_end": e,
-                    "text": HAND[s:e],
-                    "n_tokens": count_tokens([HAND[s:e]], ENC)[0],
-                    "nodes_visited": rank + 10,
-                    "path_length": rank,
-                    "fragment_id": None,
-                }
-            )
+    rows = [
+        loaded_unit(HAND, qid, rank, s, e, nodes_visited=rank + 10, path_length=rank)
+        for qid in ("q", "miss")
+        for rank, (s, e) in enumerate(units[: 3 if qid == "q" else 2], start=1)
+    ]
     return pl.DataFrame(rows, schema=RETRIEVALS), gold
+
+
+def loaded_unit(
+    doc: str, qid: str, rank: int, s: int, e: int, nodes_visited: int, path_length: int, fragment_id: str | None = None
+) -> dict:
+    """A RETRIEVALS row of the strategy "hand": doc[s:e] of document "d", loaded at `rank`."""
+    return {
+        "query_id": qid,
+        "strategy": "hand",
+        "rank": rank,
+        "doc_id": "d",
+        "char_start": s,
+        "char_end": e,
+        "text": doc[s:e],
+        "n_tokens": count_tokens([doc[s:e]], ENC)[0],
+        "nodes_visited": nodes_visited,
+        "path_length": path_length,
+        "fragment_id": fragment_id,
+    }
 
 
 def test_recall_by_hand_cuts_the_crossing_unit_and_counts_overlaps_once():
@@ -615,19 +621,7 @@ def test_misses_file_each_missed_question_under_its_reason():
     )
     runs = pl.DataFrame(
         [
-            {
-                "query_id": q,
-                "strategy": "hand",
-                "rank": rank,
-                "doc_id": "d",
-                "char_start": s,
-                "char_end": e,
-                "text": MISS_DOC[s:e],
-                "n_tokens": count_tokens([MISS_DOC[s:e]], ENC)[0],
-                "nodes_visited": rank,
-                "path_length": 1,
-                "fragment_id": f,
-            }
+            loaded_unit(MISS_DOC, q, rank, s, e, nodes_visited=rank, path_length=1, fragment_id=f)
             for q, (_, units) in cases.items()
             for rank, (f, s, e) in enumerate(units, start=1)
         ],
