@@ -253,7 +253,7 @@ class EvalParams(_Strict):
     silver_max_per_intent: int | None = Field(default=25, ge=1)  # cap on silver questions per intent
     qspace_fragment_weight: float = Field(default=1.0, ge=0)  # Qspace: weight of the fragment's BM25 in a sentence's score
     qspace_prototype_weight: float = Field(default=0.5, ge=0)  # Qspace: weight of matching-prototype evidence in the score
-    qspace_semantic_dims: int = Field(default=50, ge=0, le=500)  # Qspace: dimensions of the corpus's latent semantic space (0: none)
+    qspace_semantic_dims: int = Field(default=30, ge=0, le=500)  # Qspace: dimensions of the corpus's latent semantic space (0: none)
     qspace_semantic_weight: float = Field(default=1.0, ge=0)  # Qspace: weight of the latent similarity beside the lexical score
 
     @model_validator(mode="after")

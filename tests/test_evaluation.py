@@ -649,31 +649,34 @@ def test_misses_file_each_missed_question_under_its_reason():
 def test_latent_similarity_meets_a_question_on_words_it_does_not_share():
     from qspace_frames.evaluation.semantic import LatentSpace
 
-    # "reverse" and "engineer" always occur beside "decompile" and "disassemble" in this corpus
-    texts = [
-        "The recipient shall not reverse engineer, decompile or disassemble the software.",
-        "No party may decompile or disassemble any sample or reverse engineer it.",
-        "Reverse engineer attempts and any effort to decompile are forbidden.",
-        "The supplier will deliver the goods to the warehouse within ten days.",
-        "Goods are delivered to the buyer's warehouse at the supplier's cost.",
-        "Invoices are paid within thirty days of the delivery of the goods.",
-        "The recipient must not disassemble the prototype.",  # shares no word with the question but "recipient"
-        "Payment of invoices is due thirty days after delivery.",
+    # fragments of two sentences; "reverse" and "engineer" always occur beside "decompile" and "disassemble"
+    fragments = [
+        ["The recipient shall not reverse engineer the software.", "Nor may it decompile or disassemble it."],
+        ["No party may reverse engineer any sample.", "Decompiling and disassembling are forbidden too."],
+        ["Reverse engineer attempts are a breach.", "So is any effort to decompile or disassemble."],
+        ["The supplier will deliver the goods to the warehouse within ten days.", "Goods are delivered at the supplier's cost."],
+        ["Invoices are paid within thirty days of the delivery of the goods.", "Payment of invoices is due after delivery."],
+        ["The buyer inspects the goods at the warehouse.", "Defective goods are returned to the supplier."],
+        [
+            "The recipient must not disassemble the prototype.",
+            "The warehouse keeps the prototype.",
+        ],  # no word of the question but "recipient"
     ]
-    units = pl.DataFrame({"chunk": list(range(len(texts))), "text": texts})
+    units = pl.DataFrame(
+        [
+            {"chunk": 2 * f + i, "fragment_id": f"f{f}", "char_start": 100 * f + 50 * i, "text": t}
+            for f, pair in enumerate(fragments)
+            for i, t in enumerate(pair)
+        ]
+    )
     queries = pl.DataFrame({"query_id": ["q"], "question": ["May the recipient reverse engineer the product?"]})
     pairs = units.select(pl.lit("q").alias("query_id"), "chunk")
-    space = LatentSpace.of(units, dims=2)
-    sim = space.similarity(queries, pairs)
+    sim = LatentSpace.of(units, dims=2).similarity(queries, pairs)
+    assert sim.height == units.height and sim.columns == ["query_id", "chunk", "similarity", "fragment_similarity"]
     got = dict(sim.select("chunk", "similarity").rows())
-    assert sim.height == len(texts) and sim.columns == ["query_id", "chunk", "similarity"]
-    assert got[6] > max(got[3], got[4], got[5], got[7])  # closer than every delivery or payment sentence
+    assert got[12] > max(got[c] for c in range(6, 12))  # closer than every delivery, payment or inspection sentence
+    frag = dict(sim.join(units, on="chunk").select("fragment_id", "fragment_similarity").unique().rows())
+    assert min(frag[f"f{f}"] for f in range(3)) > max(frag[f"f{f}"] for f in range(3, 6))
     assert sim.equals(LatentSpace.of(units, dims=2).similarity(queries, pairs))  # the same bits again
-    # a group of units is read as one text: the paragraph of the first three sentences is closer
-    groups = units.with_columns(
-        pl.when(pl.col("chunk") < 3).then(pl.lit("f1")).otherwise(pl.lit("f2")).alias("fragment_id"), pl.col("chunk").alias("char_start")
-    )
-    fsim = space.group_similarity(queries, groups, pl.DataFrame({"query_id": ["q", "q"], "fragment_id": ["f1", "f2"]}), "fragment_id")
-    assert dict(fsim.select("fragment_id", "similarity").rows())["f1"] > dict(fsim.select("fragment_id", "similarity").rows())["f2"]
     # too little text to learn from: no space, not an error
-    assert LatentSpace.of(units.head(1), dims=50) is None and LatentSpace.of(units.head(0), dims=50) is None
+    assert LatentSpace.of(units.head(2), dims=30) is None and LatentSpace.of(units.head(0), dims=30) is None

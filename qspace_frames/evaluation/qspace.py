@@ -264,12 +264,9 @@ def _with_meaning(units: pl.DataFrame, q: pl.DataFrame, p: EvalParams) -> pl.Dat
     space = semantic.LatentSpace.of(units, p.qspace_semantic_dims)
     if space is None:  # too little text to learn a space from: the lexical ranking stands
         return units
-    own = space.similarity(q, units)
-    frag = space.group_similarity(q, units, units.select("query_id", "fragment_id").unique(), "fragment_id")
     meaning = _standardised("similarity") + FRAGMENT_MEANING * _standardised("fragment_similarity")
     return (
-        units.join(own, on=["query_id", "chunk"], how="left")
-        .join(frag.rename({"similarity": "fragment_similarity"}), on=["query_id", "fragment_id"], how="left")
+        units.join(space.similarity(q, units), on=["query_id", "chunk"], how="left")
         .with_columns((_standardised("score") + p.qspace_semantic_weight * meaning).alias("score"))
         .drop("similarity", "fragment_similarity")
         .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])
