@@ -4,7 +4,7 @@ compressed.
 BM25 only meets a question and its evidence on shared words; a contract that says "analysis to
 determine structure" where the question says "reverse engineer" scores nothing. Latent semantic
 analysis (TF-IDF of the same stemmed terms as BM25, then a truncated SVD of the fragment-term
-matrix, scikit-learn) places words that occur in the same fragments near each other, so a
+matrix) places words that occur in the same fragments near each other, so a
 sentence can be close to a question it shares few words with. The space is fitted on the
 corpus's fragments (a regular sample of them past MAX_FIT_FRAGMENTS), each read as its
 sentences' terms in order, with no outside data; sentences and questions are projected into it.
@@ -16,7 +16,10 @@ dimensions (EvalParams.qspace_semantic_dims), 30 is near the best of both: Contr
 at 30-40, PolicyQA at 20-30, and both lost from 50 up.
 
 Deterministic: a fixed vocabulary order, ARPACK with a fixed start vector, and one BLAS thread
-while fitting and projecting (threaded sums could round differently from run to run).
+while fitting and projecting (threaded sums could round differently from run to run). Written
+with Polars and scipy's `svds`, not scikit-learn's TfidfVectorizer and TruncatedSVD (which compute
+the same): importing those cost 1.3-1.8 s in every fresh pool worker, measured, more than the
+whole fit on 50 contracts.
 """
 
 from __future__ import annotations
@@ -34,47 +37,63 @@ class LatentSpace:
     """The latent space of a corpus's fragments, each read as its sentences' terms in order (`of`),
     in which a question is compared with sentences and with fragments."""
 
-    def __init__(self, vectorizer, svd, units: pl.DataFrame, unit_vectors: np.ndarray, groups: pl.DataFrame, group_vectors: np.ndarray):
-        self.vectorizer, self.svd = vectorizer, svd
-        self.units, self.unit_vectors = units, unit_vectors  # chunk, fragment_id, _v: its row of unit_vectors
-        self.groups, self.group_vectors = groups, group_vectors  # fragment_id, _g: its row of group_vectors
+    def __init__(self, vocabulary: pl.DataFrame, components: np.ndarray, units: pl.DataFrame, groups: pl.DataFrame):
+        self.vocabulary, self.components = vocabulary, components  # term, _t (column), idf; dims x terms
+        self.units, self.groups = units, groups  # chunk, fragment_id, _v: row of unit_vectors; fragment_id, _g
+        self.unit_vectors = self.group_vectors = np.empty(0)
 
     @classmethod
     def of(cls, units: pl.DataFrame, dims: int) -> "LatentSpace | None":
         """The space of the fragments of `units` (chunk, fragment_id, char_start, text: sentences),
         `dims` dimensions at most; None when there is too little text to fit one (fewer distinct
         terms or fragments than two)."""
-        from sklearn.decomposition import TruncatedSVD
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        from scipy.sparse.linalg import svds
         from threadpoolctl import threadpool_limits
 
         u = units.select("chunk", "fragment_id", "char_start", "text").unique("chunk").sort("chunk")
         u = u.with_columns(_terms(u, "text").alias("_terms")).with_row_index("_v")
         g = u.sort("fragment_id", "char_start", "chunk").group_by("fragment_id", maintain_order=True).agg(pl.col("_terms").str.join(" "))
-        stride = max(-(-g.height // MAX_FIT_FRAGMENTS), 1)
-        vec = TfidfVectorizer(token_pattern=r"\S+", lowercase=False, sublinear_tf=True, min_df=MIN_DOCUMENT_FREQUENCY)
-        try:
-            fitted = vec.fit_transform(g["_terms"].gather_every(stride).to_list())
-        except ValueError:  # no term in two fragments: nothing to learn from
-            return None
-        k = min(dims, fitted.shape[0] - 1, fitted.shape[1] - 1)
+        fit = g["_terms"].gather_every(max(-(-g.height // MAX_FIT_FRAGMENTS), 1))
+        tokens = _tokens(fit)
+        df = tokens.unique().group_by("term").len("df").filter(pl.col("df") >= MIN_DOCUMENT_FREQUENCY)
+        # smoothed idf, as scikit-learn's TfidfVectorizer computes it
+        vocabulary = (
+            df.sort("term").with_row_index("_t").select("term", "_t", ((1 + fit.len()) / (1 + pl.col("df"))).log().add(1).alias("idf"))
+        )
+        k = min(dims, fit.len() - 1, vocabulary.height - 1)
         if k < 1:
             return None
-        with threadpool_limits(limits=1):
-            svd = TruncatedSVD(n_components=k, algorithm="arpack", random_state=0).fit(fitted)
-        space = cls(
-            vec, svd, u.select("chunk", "fragment_id", "_v"), np.empty(0), g.select("fragment_id").with_row_index("_g"), np.empty(0)
-        )
+        space = cls(vocabulary, np.empty(0), u.select("chunk", "fragment_id", "_v"), g.select("fragment_id").with_row_index("_g"))
+        matrix = space._tfidf(tokens, fit.len())
+        with threadpool_limits(limits=1):  # ARPACK from a fixed start vector: the same axes every run
+            start = np.random.default_rng(0).uniform(-1, 1, min(matrix.shape))
+            space.components = svds(matrix, k=k, v0=start)[2]
         space.unit_vectors, space.group_vectors = space._project(u["_terms"]), space._project(g["_terms"])
         return space
 
+    def _tfidf(self, tokens: pl.DataFrame, n: int):
+        """The texts' TF-IDF rows (sublinear term frequency, rows of unit length), `tokens` being
+        (_r: the text's row, term) of n texts; terms outside the vocabulary are dropped."""
+        from scipy.sparse import csr_matrix
+
+        w = (
+            tokens.group_by("_r", "term")
+            .len("tf")
+            .join(self.vocabulary, on="term")
+            .with_columns(((1 + pl.col("tf").cast(pl.Float64).log()) * pl.col("idf")).alias("_w"))
+            .with_columns((pl.col("_w") / (pl.col("_w") ** 2).sum().over("_r").sqrt()).alias("_w"))
+            .sort("_r", "_t")
+        )
+        return csr_matrix((w["_w"].to_numpy(), (w["_r"].to_numpy(), w["_t"].to_numpy())), shape=(n, self.vocabulary.height))
+
     def _project(self, terms: pl.Series) -> np.ndarray:
-        """Unit vectors of texts given as their terms (`_terms`)."""
-        from sklearn.preprocessing import normalize
+        """Unit vectors of texts given as their terms (`_terms`); a text with no known term is all zeros."""
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1):
-            return normalize(self.svd.transform(self.vectorizer.transform(terms.to_list())))
+            z = self._tfidf(_tokens(terms), terms.len()) @ self.components.T
+        norms = np.linalg.norm(z, axis=1, keepdims=True)
+        return np.divide(z, norms, out=np.zeros_like(z), where=norms > 0)
 
     def similarity(self, queries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
         """(query_id, chunk, similarity, fragment_similarity) for each of `pairs` (query_id,
@@ -99,6 +118,18 @@ class LatentSpace:
 def _cosine(a: np.ndarray, ai: pl.Series, b: np.ndarray, bi: pl.Series) -> pl.Series:
     """Row-wise dot products of unit vectors a[ai] and b[bi], rounded (last bits are BLAS's)."""
     return pl.Series(np.round(np.einsum("ij,ij->i", a[ai.to_numpy()], b[bi.to_numpy()]), 12))
+
+
+def _tokens(texts: pl.Series) -> pl.DataFrame:
+    """(_r: the text's row, term) of every term of texts given as their terms (`_terms`)."""
+    return (
+        texts.alias("term")
+        .to_frame()
+        .with_row_index("_r")
+        .with_columns(pl.col("term").str.split(" "))
+        .explode("term")
+        .filter(pl.col("term") != "")
+    )
 
 
 def _terms(frame: pl.DataFrame, col: str) -> pl.Series:
