@@ -93,10 +93,15 @@ def misses(
     return pl.concat(out).sort("strategy", "budget", "query_id")
 
 
+def reason_order() -> pl.DataFrame:
+    """(_o, reason): REASONS numbered in their order."""
+    return pl.DataFrame({"reason": [r for r, _ in REASONS]}).with_row_index("_o")
+
+
 def reasons(m: pl.DataFrame, n_questions: int) -> pl.DataFrame:
     """(reason, questions, share of all questions): misses (of one strategy at one budget) counted
     by reason, in REASONS order, every reason shown."""
-    order = pl.DataFrame({"reason": [r for r, _ in REASONS]}).with_row_index("_o")
+    order = reason_order()
     total = max(n_questions, 1)
     return (
         order.join(m.group_by("reason").agg(pl.len().cast(pl.Int64).alias("questions")), on="reason", how="left")

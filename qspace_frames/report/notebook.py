@@ -112,12 +112,10 @@ def top_row(df: pl.DataFrame) -> dict | None:
 def misses_tables(w: Workbench, strategy: str = "qspace", budget: int = 512) -> tuple[pl.DataFrame, str, int]:
     """A run's evaluated questions that `strategy` loads no gold for within `budget` tokens:
     (counted by reason, the first two of each reason as Markdown, questions evaluated)."""
-    from ..corpus.pages import document_text
     from ..evaluation.misses import reasons
     from .summaries import miss_examples
 
     gold = w.read("evaluation", "gold").filter(pl.col("status") == "ok")
     m = w.read("evaluation", "misses").filter((pl.col("strategy") == strategy) & (pl.col("budget") == budget))
-    docs = document_text(w.scan("corpus", "pages").filter(pl.col("doc_id").is_in(m["doc_id"].unique().implode()))).collect()
-    examples = miss_examples(m, gold, w.read("evaluation", "retrievals"), docs, strategy, budget)
+    examples = miss_examples(m, gold, w.scan("evaluation", "retrievals"), w.scan("corpus", "pages"), strategy, budget)
     return reasons(m, gold.height), examples, gold.height

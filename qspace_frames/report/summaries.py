@@ -10,7 +10,8 @@ import re
 
 import polars as pl
 
-from ..evaluation.misses import REASONS
+from ..corpus.pages import document_text
+from ..evaluation.misses import reason_order
 
 
 def files_by_status(inv: pl.DataFrame) -> pl.DataFrame:
@@ -126,14 +127,19 @@ def simulations_by_candidate(sims: pl.DataFrame) -> pl.DataFrame:
 
 
 def miss_examples(
-    misses: pl.DataFrame, gold: pl.DataFrame, retrievals: pl.DataFrame, docs: pl.DataFrame, strategy: str, budget: int, n: int = 2
+    misses: pl.DataFrame, gold: pl.DataFrame, retrievals: pl.LazyFrame, pages: pl.LazyFrame, strategy: str, budget: int, n: int = 2
 ) -> str:
     """Markdown: the first `n` questions (in id order) of each miss reason of `strategy` at
-    `budget`, with what the strategy loaded first and the gold it missed (`docs`: doc_id, doc_text)."""
+    `budget`, with what the strategy loaded first and the gold it missed; only the picked
+    questions' first units and documents are read (`retrievals`, `pages`: the stored tables)."""
     m = misses.filter((pl.col("strategy") == strategy) & (pl.col("budget") == budget))
-    order = pl.DataFrame({"reason": [r for r, _ in REASONS]}).with_row_index("_o")
-    picked = m.join(order, on="reason").sort("_o", "query_id").group_by("_o", maintain_order=True).head(n)
-    first = retrievals.filter((pl.col("strategy") == strategy) & (pl.col("rank") == 1)).select("query_id", pl.col("text").alias("_first"))
+    picked = m.join(reason_order(), on="reason").sort("_o", "query_id").group_by("_o", maintain_order=True).head(n)
+    first = (
+        retrievals.filter((pl.col("strategy") == strategy) & (pl.col("rank") == 1) & pl.col("query_id").is_in(picked["query_id"].implode()))
+        .select("query_id", pl.col("text").alias("_first"))
+        .collect()
+    )
+    docs = document_text(pages.filter(pl.col("doc_id").is_in(picked["doc_id"].unique().implode()))).collect()
     span = pl.col("gold_spans").list.first()
     missed_gold = (
         gold.select(
