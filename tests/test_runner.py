@@ -291,3 +291,16 @@ def test_a_notebook_waits_for_the_stages_it_reads_and_no_longer(root):
     assert seen == [True]
     gate.finish("stage trees: ValueError: boom")
     assert gate.wait(("corpus",)) is False and gate.wait(None) is False  # the run stopped: nothing more starts
+
+
+def test_a_small_corpus_is_computed_without_a_pool_and_a_larger_one_with_the_cores(tmp_path, root, monkeypatch):
+    from qspace_frames.report.runner import workbench
+    from qspace_frames.runtime.workers import POOL_MIN_BYTES
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert workbench(root, "params/default.yaml", "t", str(root / "sample_corpus"), None).workers == 1  # 0.1 MB
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "a.txt").write_text("Termination. Either party may end this agreement.\n" * (POOL_MIN_BYTES // 50 + 1))
+    assert workbench(root, "params/default.yaml", "t", str(big), None).workers == 2
+    assert workbench(root, "params/default.yaml", "t", str(tmp_path / "missing"), None) is None

@@ -362,15 +362,16 @@ def _kept_rendering(root: Path, params, store: Path, key: str, progress: "Progre
 
 def workbench(root: Path, params_file: str, run_name: str, corpus: str | None, gold: str | None):
     """The run's Workbench, with the pool (`workers` = the cores, as `qspace bench` runs the
-    stages); None when there is no corpus folder (the notebooks say so themselves)."""
+    stages) unless the corpus is too small to pay for it; None when there is no corpus folder
+    (the notebooks say so themselves)."""
     from ..pipeline import Workbench
 
     try:
-        return Workbench(
-            params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold, workers=os.cpu_count() or 1
-        )
+        wb = Workbench(params_file=params_file, corpus_arg=corpus, run_name=run_name, project_root=root, gold=gold)
     except FileNotFoundError:
         return None
+    wb.workers = workers.for_corpus(os.cpu_count() or 1, wb.files()["bytes"].sum() or 0)
+    return wb
 
 
 def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress", contractnli: str = "", gate=None) -> str:
@@ -387,7 +388,7 @@ def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress
     try:
         runs = [("", wb, list(STAGES))]
         if contractnli:
-            other = contractnli_workbench(root, contractnli, params_file, run_name, workers=wb.workers)
+            other = contractnli_workbench(root, contractnli, params_file, run_name, workers=os.cpu_count() or 1)
             runs += [("contractnli ", other, ["evaluation"])] if other is not None else []  # what notebook 07 reads
         for label, w, stages in runs:
             for stage in stages:
