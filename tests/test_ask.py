@@ -275,3 +275,25 @@ def test_a_term_asked_to_be_defined_is_answered_by_its_definition(tmp_path, root
     for r in got.iter_rows(named=True):
         assert r["status"] == "answered" and "shall mean the date upon which" in r["quote"], (r["question"], r["quote"])
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+
+
+def test_each_part_of_a_compound_question_is_searched_with_the_names_the_whole_gives(tmp_path, root):
+    """The second part of "Under the Zenith agreement, what is X, and on which day are invoices
+    paid?" says no name: it is searched with the whole question's names, so it is answered from
+    the Zenith agreement, not from the other agreement, whose sentence matches its own words better."""
+    files = {
+        "acme_agreement.txt": "Acme Supply Agreement.\n\nInvoices are paid on Fridays.\n\nThe monthly minimum order is 500 units.\n",
+        "zenith_agreement.txt": "Zenith Supply Agreement.\n\nInvoices are paid on first Mondays.\n\n"
+        "The monthly minimum order is 900 units.\n",
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    alone, whole = wb.ask(
+        [
+            "On which day are invoices paid?",
+            "Under the Zenith supply agreement, what is the monthly minimum order, and on which day are invoices paid?",
+        ]
+    ).iter_rows(named=True)
+    assert alone["status"] == "answered" and "Fridays" in alone["quote"]  # the words alone choose the other agreement
+    assert whole["status"] == "compound", whole
+    minimum, day = whole["sub_answers"]
+    assert "900 units" in minimum and "first Mondays" in day and "zenith_agreement" in day, whole["sub_answers"]

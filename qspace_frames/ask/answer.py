@@ -270,13 +270,15 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     )
     subs = (
         parsed.filter(pl.col("decomposition_pattern") != "single")
-        .select("id", pl.col("sub_questions"))
+        .select("id", pl.col("sub_questions"), _names().alias("context"))
         .explode("sub_questions")
-        .drop_nulls()
+        .drop_nulls("sub_questions")
         .with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
     )
-    sub_parsed = parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary).filter(
-        pl.col("suggested_clarification").is_null()
+    sub_parsed = (
+        parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary)
+        .filter(pl.col("suggested_clarification").is_null())
+        .join(subs.select(pl.col("sub_id").alias("id"), "context"), on="id", how="left")
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     # a question about order is answered from document order when its anchor is found, else as any other
@@ -434,10 +436,13 @@ def rank_candidates(
     `units` is a frame, or (with `docs`) batches of frames read once (`_unit_batches`).
     """
     # names choose the document; a question scoped to its document has none to choose, and a contact
-    # question's names are whose address it asks for, which the address's line names too
-    names = pl.when(pl.col("answer_type").is_in(CONTACT_TYPES) | (docs is not None)).then(pl.lit("")).otherwise(_names())
+    # question's names are whose address it asks for, which the address's line names too. A part of a
+    # compound question is searched with the names of the whole (`context`): "..., and what Best's
+    # rating must the insurer have?" is still about the sponsorship the first part named
+    context = pl.col("context").fill_null("") if "context" in parsed.columns else pl.lit("")
+    names = pl.when(pl.col("answer_type").is_in(CONTACT_TYPES) | (docs is not None)).then(pl.lit("")).otherwise(_names() + " " + context)
     queries = _search_text(parsed, dictionary).join(parsed.select("id", names.alias("names")), on="id")
-    queries = queries.select(pl.col("id").alias("query_id"), pl.col("search").alias("question"), "names")
+    queries = queries.select(pl.col("id").alias("query_id"), (pl.col("search") + " " + pl.col("names")).alias("question"), "names")
     queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
     hints = parsed.select(
         pl.col("id").alias("query_id"),

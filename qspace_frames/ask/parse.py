@@ -66,6 +66,7 @@ from .rules import (
     PARTY_LEAD,
     PARTY_ORG,
     PARTY_ROLES,
+    PREPOSED_WH,
     PRONOUNS,
     QUALIFIED,
     QUESTION_STOP_WORDS,
@@ -588,7 +589,9 @@ def _tidy(e: pl.Expr) -> pl.Expr:
         .str.strip_chars(" ,;")
     )
     s = s.str.slice(0, 1).str.to_uppercase() + s.str.slice(1)
-    asks = s.str.contains(rf"(?i)^(?:{WH}|{AUX})\b|^(?:wer|was|wann|wie|welche\w*|qui|quel\w*|quand|combien|où)\b")
+    # a question: it starts with its wh-word (or its preposition: "by what date"), or the auxiliary, or
+    # names its scope first ("Under the X agreement, how much ...")
+    asks = s.str.contains(rf"(?i)(?:^|,\s*)(?:{PREPOSED_WH}|{WH}|{AUX})\b|^(?:wer|was|wann|wie|welche\w*|qui|quel\w*|quand|combien|où)\b")
     tells = s.str.contains(rf"(?i)^{IMPERATIVE}\b")
     bare = s.str.replace(r"[?.!\s]+$", "")
     return pl.when(bare == "").then(None).when(asks).then(bare + pl.lit("?")).when(tells).then(bare + pl.lit(".")).otherwise(s)

@@ -140,8 +140,10 @@ _SUBJECT = (
     r"(?:it|they|this|that|these|those|there|the|a|an|any|we|i|you|he|she|its|their|"
     r"employees|vendors|suppliers|contractors|staff|managers)"
 )
-# where a new clause can start after "and", ";", "then", "?"
-CLAUSE_START = rf"(?:{WH}|{IMPERATIVE}|{AUX}\s+{_SUBJECT})\b"
+# where a new clause can start after "and", ";", "then", "?" (a wh-word may follow its preposition:
+# "..., and by what date must ...", "and at what price", "and on which day")
+PREPOSED_WH = rf"(?:by|at|on|in|for|from|to|with|under|within|until|after|before)\s+{WH}"
+CLAUSE_START = rf"(?:{PREPOSED_WH}|{WH}|{IMPERATIVE}|{AUX}\s+{_SUBJECT})\b"
 
 MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
