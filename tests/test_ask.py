@@ -62,7 +62,16 @@ def test_json_output_validates_against_the_schema(wb):
     data = to_json(got)
     jsonschema.validate(data, ANSWER_JSON_SCHEMA)
     assert data[0]["citation"]["document"] == "policy/procurement_policy.md"
-    assert data[2]["status"] == "compound" and len(data[2]["sub_answers"]) == 2
+    assert data[2]["status"] == "compound" and data[2]["citation"] is None
+    # each part is an object of its own: its question, answer, quote and the quote's citation
+    texts = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    paths = dict(wb.read("corpus", "inventory").select("path", "doc_id").rows())
+    parts = data[2]["sub_answers"]
+    assert [p["question"] for p in parts] == ["Who must approve purchases over $25,000?", "When is the procurement policy effective?"]
+    assert [p["answer"] for p in parts] == ["Chief Financial Officer", "January 1, 2025"]
+    for p in parts:
+        c = p["citation"]
+        assert p["status"] == "answered" and texts[paths[c["document"]]][c["char_start"] : c["char_end"]] == p["quote"], p
 
 
 def test_ask_command_help_and_json(root):
@@ -296,4 +305,6 @@ def test_each_part_of_a_compound_question_is_searched_with_the_names_the_whole_g
     assert alone["status"] == "answered" and "Fridays" in alone["quote"]  # the words alone choose the other agreement
     assert whole["status"] == "compound", whole
     minimum, day = whole["sub_answers"]
-    assert "900 units" in minimum and "first Mondays" in day and "zenith_agreement" in day, whole["sub_answers"]
+    assert minimum["status"] == "answered" and "900 units" in minimum["quote"], minimum
+    assert day["question"] == "On which day are invoices paid?" and day["document"] == "zenith_agreement.txt", day
+    assert "first Mondays" in day["quote"]

@@ -19,6 +19,11 @@ def answers(*rows: dict) -> pl.DataFrame:
     return pl.DataFrame([blank | r for r in rows], schema=ANSWERS)
 
 
+def part(quote: str | None) -> dict:
+    """A part of a compound answer: answered with `quote`, or not (None)."""
+    return {"question": "q", "status": "answered" if quote else "no_answer", "quote": quote}
+
+
 def questions(*rows: dict) -> pl.DataFrame:
     return pl.DataFrame([{"document": None, "corpus": None, "split": "dev"} | r for r in rows])
 
@@ -33,16 +38,18 @@ def test_a_question_is_right_when_every_expected_string_is_quoted():
         {"id": "f", "question": "q", "kind": "date", "answers": ["March 1"]},
         {"id": "g", "question": "q", "kind": "date", "answers": ["March 1"]},
         {"id": "h", "question": "q", "kind": "date", "answers": ["March 1"]},
+        {"id": "i", "question": "q", "kind": "unanswerable", "answers": []},
     )
     a = answers(
         {"status": "answered", "quote": "Purchases must be  approved by the Chief\n  Financial Officer."},  # whitespace runs are one space
-        {"status": "compound", "sub_answers": ["Fees are five percent.", "The fund gets three percent."]},
-        {"status": "compound", "sub_answers": ["Fees are five percent."]},
+        {"status": "compound", "sub_answers": [part("Fees are five percent."), part("The fund gets three percent.")]},
+        {"status": "compound", "sub_answers": [part("Fees are five percent."), part(None)]},
         {"status": "no_answer"},
         {"status": "answered", "quote": "Something."},
         {"status": "answered", "quote": "It starts on April 2."},
         {"status": "clarification"},
         {"status": "no_answer"},
+        {"status": "compound", "sub_answers": [part(None), part(None)]},  # no part answered: declined
     )
     got = score(q, a)
     assert got["outcome"].to_list() == [
@@ -54,10 +61,11 @@ def test_a_question_is_right_when_every_expected_string_is_quoted():
         "wrong text",
         "clarification asked",
         "no answer",
+        "declined rightly",
     ]
-    assert got["right"].to_list() == [True, True, False, True, False, False, False, False]
+    assert got["right"].to_list() == [True, True, False, True, False, False, False, False, True]
     table = {(r["kind"]): (r["right"], r["questions"]) for r in by_kind(got).iter_rows(named=True)}
-    assert table["answerable"] == (2, 6) and table["unanswerable"] == (1, 2) and table["compound"] == (1, 2)
+    assert table["answerable"] == (2, 6) and table["unanswerable"] == (2, 3) and table["compound"] == (1, 2)
 
 
 def test_a_malformed_question_set_names_file_line_and_key(tmp_path):

@@ -80,9 +80,10 @@ def score(questions: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
         raise ValueError(f"{questions.height} questions but {answers.height} answers")
     rows = []
     for q, a in zip(questions.iter_rows(named=True), answers.iter_rows(named=True), strict=True):
-        quoted = [_flat(t) for t in [a["quote"], *(a["sub_answers"] or [])] if t]
+        quoted = [_flat(t) for t in [a["quote"], *[s["quote"] for s in a["sub_answers"] or []]] if t]
         found = [any(_flat(e) in t for t in quoted) for e in q["answers"]]
-        answered = a["status"] in ("answered", "compound")
+        parts = [s["status"] == "answered" for s in a["sub_answers"] or []]
+        answered = a["status"] == "answered" or (a["status"] == "compound" and any(parts))  # a compound with no part answered declined
         if not q["answers"]:
             outcome = "answered the unanswerable" if answered else "declined rightly"
         elif all(found):

@@ -26,6 +26,18 @@ from .parse import POSITION, parse_questions
 from .rules import MODAL, NAMES, YES_NO_QUESTION
 from .sequence import read_in_order
 
+# each part of a compound question, answered on its own: {question, answer, citation} (`to_json`)
+SUB_ANSWER = {
+    "question": pl.String,
+    "status": pl.String,  # answered | no_answer
+    "answer": pl.String,
+    "quote": pl.String,
+    "document": pl.String,
+    "page": pl.Int64,
+    "heading_path": pl.List(pl.String),
+    "char_start": pl.Int64,
+    "char_end": pl.Int64,
+}
 ANSWERS = {
     "id": pl.String,
     "question": pl.String,
@@ -42,7 +54,7 @@ ANSWERS = {
     "answer_type": pl.String,
     "score": pl.Float64,
     "clarification": pl.String,
-    "sub_answers": pl.List(pl.String),
+    "sub_answers": pl.List(pl.Struct(SUB_ANSWER)),
 }
 STATUSES = ("answered", "no_answer", "clarification", "compound")
 TOP_K = 8  # candidate sentences checked for confirmation, best first
@@ -298,17 +310,20 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
     rows += [_answer_simple(simple_q, ranked, dictionary)] if simple_q.height else []
     if subs.height:
-        sub_ans = _answer_simple(sub_parsed, ranked, dictionary)
+        sub_ans = _answer_simple(sub_parsed, ranked, dictionary).rename({"id": "sub_id", "question": "_asked"})
+        answered = pl.col("status") == "answered"
         gathered = (
-            subs.join(sub_ans.select(pl.col("id").alias("sub_id"), "status", "quote", "document"), on="sub_id", how="left")
-            .with_columns(
-                pl.when(pl.col("status") == "answered")
-                .then(pl.col("sub_questions") + pl.lit(" -> ") + pl.col("quote") + pl.lit(" [") + pl.col("document") + pl.lit("]"))
-                .otherwise(pl.col("sub_questions") + pl.lit(" -> no answer found"))
-                .alias("line")
+            subs.join(sub_ans, on="sub_id", how="left")
+            .select(
+                "id",
+                pl.struct(
+                    pl.col("sub_questions").alias("question"),
+                    pl.when(answered).then(pl.col("status")).otherwise(pl.lit("no_answer")).alias("status"),
+                    *[pl.when(answered).then(pl.col(c)).cast(t).alias(c) for c, t in SUB_ANSWER.items() if c not in ("question", "status")],
+                ).alias("sub_answer"),
             )
             .group_by("id", maintain_order=True)
-            .agg(pl.col("line").alias("sub_answers"))
+            .agg(pl.col("sub_answer").alias("sub_answers"))
         )
         rows.append(
             parsed.filter(pl.col("decomposition_pattern") != "single")
@@ -785,6 +800,18 @@ LINE_QS, LINE_QUOTE = (pl.col("_line_start") + _indent("_line")).alias("_qs"), p
 QUOTE_END = (pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe")
 
 
+# where a quote is: null when nothing was answered
+CITATION_SCHEMA = {
+    "type": ["object", "null"],
+    "required": ["document", "page", "heading_path", "char_start", "char_end"],
+    "properties": {
+        "document": {"type": "string"},
+        "page": {"type": ["integer", "null"]},
+        "heading_path": {"type": "array", "items": {"type": "string"}},
+        "char_start": {"type": "integer", "minimum": 0},
+        "char_end": {"type": "integer", "minimum": 0},
+    },
+}
 # The --json output of `qspace ask`: a list of answers, each an object with these keys.
 ANSWER_JSON_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -799,51 +826,55 @@ ANSWER_JSON_SCHEMA = {
             "status": {"enum": list(STATUSES)},
             "answer": {"type": ["string", "null"], "description": "the value the answer type's pattern confirmed"},
             "quote": {"type": ["string", "null"], "description": "verbatim document text at the citation's offsets"},
-            "citation": {
-                "type": ["object", "null"],
-                "required": ["document", "page", "heading_path", "char_start", "char_end"],
-                "properties": {
-                    "document": {"type": "string"},
-                    "page": {"type": ["integer", "null"]},
-                    "heading_path": {"type": "array", "items": {"type": "string"}},
-                    "char_start": {"type": "integer", "minimum": 0},
-                    "char_end": {"type": "integer", "minimum": 0},
-                },
-            },
+            "citation": CITATION_SCHEMA,
             "answer_type": {"type": "string"},
             "clarification": {"type": ["string", "null"]},
-            "sub_answers": {"type": "array", "items": {"type": "string"}},
+            "sub_answers": {
+                "type": "array",
+                "description": "each part of a compound question, answered on its own",
+                "items": {
+                    "type": "object",
+                    "required": ["question", "status", "answer", "quote", "citation"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "question": {"type": "string"},
+                        "status": {"enum": ["answered", "no_answer"]},
+                        "answer": {"type": ["string", "null"]},
+                        "quote": {"type": ["string", "null"]},
+                        "citation": CITATION_SCHEMA,
+                    },
+                },
+            },
         },
     },
 }
 
 
+def _cited(r: dict) -> dict:
+    """question, status, answer, quote and citation of an answer (or of a part of a compound one)."""
+    where = ("document", "page", "heading_path", "char_start", "char_end")
+    citation = {k: r[k] for k in where} | {"heading_path": r["heading_path"] or []} if r["status"] == "answered" else None
+    return {"question": r["question"], "status": r["status"], "answer": r["answer"], "quote": r["quote"], "citation": citation}
+
+
 def to_json(answers: pl.DataFrame) -> list[dict]:
-    out = []
-    for r in answers.iter_rows(named=True):
-        cited = r["status"] == "answered"
-        out.append(
-            {
-                "id": r["id"],
-                "question": r["question"],
-                "status": r["status"],
-                "answer": r["answer"],
-                "quote": r["quote"],
-                "citation": {
-                    "document": r["document"],
-                    "page": r["page"],
-                    "heading_path": r["heading_path"] or [],
-                    "char_start": r["char_start"],
-                    "char_end": r["char_end"],
-                }
-                if cited
-                else None,
-                "answer_type": r["answer_type"] or "text",
-                "clarification": r["clarification"],
-                "sub_answers": r["sub_answers"] or [],
-            }
-        )
-    return out
+    return [
+        {
+            "id": r["id"],
+            **_cited(r),
+            "answer_type": r["answer_type"] or "text",
+            "clarification": r["clarification"],
+            "sub_answers": [_cited(s) for s in r["sub_answers"] or []],
+        }
+        for r in answers.iter_rows(named=True)
+    ]
+
+
+def _where(r: dict) -> str:
+    """Document, page, section and characters of an answered row."""
+    page = f", page {r['page']}" if r["page"] is not None else ""
+    section = " > ".join(r["heading_path"] or [])
+    return f"[{r['document']}{page}{', ' + section if section else ''}, characters {r['char_start']}-{r['char_end']}]"
 
 
 def to_text(answers: pl.DataFrame) -> str:
@@ -851,17 +882,13 @@ def to_text(answers: pl.DataFrame) -> str:
     for r in answers.iter_rows(named=True):
         lines.append(f"Q: {r['question']}")
         if r["status"] == "answered":
-            where = f"{r['document']}" + (f", page {r['page']}" if r["page"] is not None else "")
-            section = " > ".join(r["heading_path"] or [])
-            lines += [
-                f"A: {r['answer']}",
-                f'   "{r["quote"]}"',
-                f"   [{where}{', ' + section if section else ''}, characters {r['char_start']}-{r['char_end']}]",
-            ]
+            lines += [f"A: {r['answer']}", f'   "{r["quote"]}"', f"   {_where(r)}"]
         elif r["status"] == "clarification":
             lines.append(f"Clarification needed: {r['clarification']}")
         elif r["status"] == "compound":
-            lines += [f"  - {s}" for s in (r["sub_answers"] or [])]
+            for s in r["sub_answers"] or []:
+                said = f'"{s["quote"]}" {_where(s)}' if s["status"] == "answered" else "no answer found"
+                lines.append(f"  - {s['question']} -> {said}")
         else:
             lines.append("No answer found (nothing in the corpus confirms an answer of the expected type).")
         lines.append("")
