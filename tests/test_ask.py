@@ -308,3 +308,20 @@ def test_each_part_of_a_compound_question_is_searched_with_the_names_the_whole_g
     assert minimum["status"] == "answered" and "900 units" in minimum["quote"], minimum
     assert day["question"] == "On which day are invoices paid?" and day["document"] == "zenith_agreement.txt", day
     assert "first Mondays" in day["quote"]
+
+
+def test_a_part_that_points_back_is_answered_from_what_the_part_before_it_names(tmp_path, root):
+    """ "..., and how often is it reviewed?": the part is not sent back for clarification (its "it"
+    is the approval matrix the first part names) and is searched with that part, so it is answered
+    from the matrix's document; "how often" is the question's measure, not a word the answer must hold."""
+    files = {
+        "approval_matrix.txt": "Approval Matrix.\n\nThe approval matrix took effect on 1 February 2025.\n\n"
+        "It is reviewed every year in January.\n",
+        "travel_handbook.txt": "Travel Handbook.\n\nThe travel handbook took effect on 1 March 2024.\n\nIt is reviewed every two years.\n",
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    (got,) = wb.ask(["When did the approval matrix take effect, and how often is it reviewed?"]).iter_rows(named=True)
+    assert got["status"] == "compound", got
+    when, how_often = got["sub_answers"]
+    assert "1 February 2025" in when["quote"], when
+    assert how_often["status"] == "answered" and how_often["quote"] == "It is reviewed every year in January.", how_often

@@ -280,17 +280,22 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     parsed = parsed.with_columns(
         pl.when(whole | short | in_order).then(pl.lit("single")).otherwise(pl.col("decomposition_pattern")).alias("decomposition_pattern")
     )
+    # A part is searched with the names of the whole question and, in a sequence ("When did the
+    # matrix take effect, and how often is it reviewed?"), with the part before it, where its "it"
+    # points; a part is never sent back for clarification: the whole question says what it is about.
     subs = (
         parsed.filter(pl.col("decomposition_pattern") != "single")
-        .select("id", pl.col("sub_questions"), _names().alias("context"))
+        .select("id", "decomposition_pattern", pl.col("sub_questions"), _names().alias("_names"))
         .explode("sub_questions")
         .drop_nulls("sub_questions")
-        .with_columns((pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"))
+        .with_columns(
+            (pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"),
+            pl.when(pl.col("decomposition_pattern") == "sequential").then(pl.col("sub_questions").shift(1).over("id")).alias("_before"),
+        )
+        .with_columns(pl.concat_str("_names", "_before", separator=" ", ignore_nulls=True).alias("context"))
     )
-    sub_parsed = (
-        parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary)
-        .filter(pl.col("suggested_clarification").is_null())
-        .join(subs.select(pl.col("sub_id").alias("id"), "context"), on="id", how="left")
+    sub_parsed = parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary).join(
+        subs.select(pl.col("sub_id").alias("id"), "context"), on="id", how="left"
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     # a question about order is answered from document order when its anchor is found, else as any other

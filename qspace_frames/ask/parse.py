@@ -53,6 +53,7 @@ from .rules import (
     DX_PARTS,
     EXPLETIVE_IT,
     FIXED_PHRASES,
+    HOW_MEASURE,
     IMPERATIVE,
     INTENT_CUES,
     LAYOUT_RULES,
@@ -173,7 +174,7 @@ def _input_frame(questions) -> pl.DataFrame:
 
 def _content_words(t: pl.Expr) -> pl.Expr:
     return (
-        tokens_expr(t.str.to_lowercase())
+        tokens_expr(t.str.replace_all(HOW_MEASURE, " how ").str.to_lowercase())
         .list.eval(pl.element().filter(~pl.element().is_in(list(QUESTION_STOP_WORDS)) & (pl.element().str.len_chars() >= 2)))
         .list.unique(maintain_order=True)
     )

@@ -134,6 +134,9 @@ QUESTION_STOP_WORDS = tuple(
 )
 
 WH = r"(?:who|whom|whose|what|when|where|which|why|how)"
+# "how long", "how often", "how many": the question's measure, which says its answer type, not what
+# the answer's sentence says ("It is reviewed every year" answers "how often is it reviewed?")
+HOW_MEASURE = r"(?i)\bhow\s+(?:long|often|soon|quickly|frequently|far|many|much|old|early|late)\b"
 AUX = r"(?:is|are|was|were|do|does|did|can|could|should|must|may|will|would|has|have|had)"
 IMPERATIVE = r"(?:list|give|show|find|tell|name|explain|describe|summari[sz]e|identify|check|compare)"
 _SUBJECT = (
