@@ -108,3 +108,27 @@ def test_bm25_chunks_are_reused_across_evaluation_sweeps(root, tmp_path):
     assert small.artifact("chunks").artifact_id != first.artifact_id
     assert small.read("chunks")["n_tokens"].max() <= 64
     assert small.read("chunks").height > base.read("chunks").height
+
+
+def test_the_evaluation_runs_qspace_with_every_tree_choice(root, tmp_path):
+    """The tree ablation: Qspace with the selected trees is the evaluation's own Qspace row, each
+    forced candidate walks its own depth to the leaves (the deepest shape costs the most nodes),
+    and without trees no leaf is walked to (path length: the fragment and the sentence)."""
+    from qspace_frames.evaluation.qspace import NO_TREE, SELECTED, TREE_CHOICES
+
+    wb = wb_for(root, tmp_path, overlay(tmp_path, "a.yaml"))
+    abl, m = wb.read("evaluation", "tree_ablation"), wb.read("evaluation", "metrics")
+    assert sorted(set(abl["strategy"])) == sorted(TREE_CHOICES)
+    mine = abl.filter(pl.col("strategy") == SELECTED).drop("strategy")
+    assert mine.equals(m.filter(pl.col("strategy") == "qspace").drop("strategy"))  # the same run, measured once more
+    value = {(s, k): v for s, k, v in abl.filter(pl.col("budget").is_null()).select("strategy", "metric", "value").rows()}
+    assert (
+        value[("class_objective_tree", "path_length")]
+        > value[("evidence_role_tree", "path_length")]
+        > value[("source_order_tree", "path_length")]
+    )
+    assert value[("class_objective_tree", "nodes_visited")] > value[("source_order_tree", "nodes_visited")]
+    assert value[(NO_TREE, "path_length")] == 2.0 and value[(NO_TREE, "nodes_visited")] < value[(SELECTED, "nodes_visited")]
+    assert (
+        abl.filter(pl.col("metric") == "evidence_recall")["n_queries"] == m.filter(pl.col("metric") == "evidence_recall")["n_queries"][0]
+    ).all()

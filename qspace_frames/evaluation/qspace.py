@@ -22,6 +22,7 @@ from ..affordances.sentences import all_sentences
 from ..exprs import exact_sums
 from ..frames import as_lazy
 from ..params import AffordanceParams, EvalParams
+from ..trees.compile import CANDIDATES
 from . import semantic
 from .bm25 import Bm25Counts, query_terms, term_counts
 from .loading import count_ranked, gold_queries, load_in_order
@@ -80,6 +81,19 @@ def selected_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+# The trees Qspace can be run with (`by_tree`): the selected tree of each fragment, one candidate
+# forced on every fragment, or none (no leaf, so no prototype boost and no path to walk).
+SELECTED, NO_TREE = "selected", "no tree"
+TREE_CHOICES = (SELECTED, *CANDIDATES, NO_TREE)
+
+
+def tree_choice(scores: pl.LazyFrame, choice: str) -> pl.LazyFrame:
+    """The tree scores with `selected` as `choice` (one of TREE_CHOICES) says."""
+    if choice == SELECTED:
+        return scores
+    return scores.with_columns((pl.col("candidate") == choice if choice != NO_TREE else pl.lit(False)).alias("selected"))
+
+
 def qspace(
     gold,
     fragments: pl.LazyFrame,
@@ -94,13 +108,36 @@ def qspace(
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions:
     BM25 of the question's sentences and fragments, the prototype boosts of the selected trees'
     leaves, one ranking, then the units loaded in rank order within the budget."""
+    return by_tree(gold, fragments, prototypes, evidence, density, nodes, scores, p, ap)[SELECTED]
+
+
+def by_tree(
+    gold,
+    fragments: pl.LazyFrame,
+    prototypes: pl.LazyFrame,
+    evidence: pl.LazyFrame,
+    density: pl.LazyFrame,
+    nodes: pl.LazyFrame,
+    scores: pl.LazyFrame,
+    p: EvalParams,
+    ap: AffordanceParams | None = None,
+    choices: tuple[str, ...] = (SELECTED,),
+) -> dict[str, pl.DataFrame]:
+    """Qspace's retrievals with each of the tree `choices` (TREE_CHOICES): the question's BM25
+    counts and the latent space are the same for all, only the trees' leaves change."""
     q = gold_queries(gold).collect()
     s_score, sents, f_score = _bm25_scores(q, fragments, p, ap or AffordanceParams())
-    sig, boosted, top_proto = _prototype_boosts(q.lazy(), prototypes, density, evidence, nodes, scores, sents)
-    units = _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p)
-    if p.qspace_semantic_dims:
-        units = _with_meaning(units, q, p)
-    return _loaded(units, p)
+    similarity, out = None, {}  # the latent similarities: the same units whatever the trees
+    for i, choice in enumerate(choices):
+        sig, boosted, top_proto = _prototype_boosts(q.lazy(), prototypes, density, evidence, nodes, tree_choice(scores, choice), sents)
+        units = _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p)
+        if i == 0 and p.qspace_semantic_dims:
+            space = semantic.LatentSpace.of(units, p.qspace_semantic_dims)
+            similarity = space.similarity(q, units) if space is not None else None  # too little text: the lexical ranking stands
+        if similarity is not None:
+            units = _with_meaning(units, similarity, p)
+        out[choice] = _loaded(units, p)
+    return out
 
 
 def _bm25_scores(q: pl.DataFrame, fragments, p: EvalParams, ap: AffordanceParams) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
@@ -257,16 +294,13 @@ def _standardised(col: str) -> pl.Expr:
 FRAGMENT_MEANING = 0.5
 
 
-def _with_meaning(units: pl.DataFrame, q: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
-    """The ranked units re-ranked by their lexical score and by the latent similarity of each
-    sentence and of its fragment to the question (`semantic.LatentSpace`, fitted on these units),
-    each standardised per question, the similarities weighted qspace_semantic_weight."""
-    space = semantic.LatentSpace.of(units, p.qspace_semantic_dims)
-    if space is None:  # too little text to learn a space from: the lexical ranking stands
-        return units
+def _with_meaning(units: pl.DataFrame, similarity: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+    """The ranked units re-ranked by their lexical score and by the latent `similarity` of each
+    sentence and of its fragment to the question (`semantic.LatentSpace.similarity`, fitted on
+    these units), each standardised per question, the similarities weighted qspace_semantic_weight."""
     meaning = _standardised("similarity") + FRAGMENT_MEANING * _standardised("fragment_similarity")
     return (
-        units.join(space.similarity(q, units), on=["query_id", "chunk"], how="left")
+        units.join(similarity, on=["query_id", "chunk"], how="left")
         .with_columns((_standardised("score") + p.qspace_semantic_weight * meaning).alias("score"))
         .drop("similarity", "fragment_similarity")
         .sort(["query_id", "score", "char_start", "fragment_id"], descending=[False, True, False, False])

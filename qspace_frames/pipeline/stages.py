@@ -229,26 +229,30 @@ def ask_leaves(t) -> pl.DataFrame:
     )
 
 
-def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The Qspace or ask strategy's retrievals on the resolved questions and their per-query values
-    (a pool task)."""
+def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """The Qspace or ask strategy's retrievals on the resolved questions, their per-query values
+    and, for Qspace, the per-query values of every tree choice (retrieval_mod.TREE_CHOICES, as
+    their `strategy`: the tree ablation) (a pool task)."""
     e = p.evaluation
-    if kind == "qspace":
-        runs = retrieval_mod.qspace(
-            resolved,
-            t["fragments/fragments"].batches(),
-            t["prototypes/prototypes"].scan(),
-            t["evidence/evidence"].scan(),
-            t["density/density"].scan(),
-            t["trees/tree_nodes"].scan(),
-            t["trees/tree_scores"].scan(),
-            e,
-            p.affordances,
-        )
-    else:
+    if kind == "ask":
         dictionary = dictionary_mod.load_dictionary(t["dictionary"])
         runs = ask_mod.ask_strategy(resolved, ask_units(t, p.affordances), ask_leaves(t), dictionary, e)
-    return runs, metrics_mod.per_query(runs, resolved, e)
+        return runs, metrics_mod.per_query(runs, resolved, e), None
+    by_tree = retrieval_mod.by_tree(
+        resolved,
+        t["fragments/fragments"].batches(),
+        t["prototypes/prototypes"].scan(),
+        t["evidence/evidence"].scan(),
+        t["density/density"].scan(),
+        t["trees/tree_nodes"].scan(),
+        t["trees/tree_scores"].scan(),
+        e,
+        p.affordances,
+        choices=retrieval_mod.TREE_CHOICES,
+    )
+    per_tree = {choice: metrics_mod.per_query(runs, resolved, e) for choice, runs in by_tree.items()}
+    ablation = pl.concat([pq.with_columns(pl.lit(choice).alias("strategy")) for choice, pq in per_tree.items()])
+    return by_tree[retrieval_mod.SELECTED], per_tree[retrieval_mod.SELECTED], ablation
 
 
 def _evaluation(t, p, rt: Runtime):
@@ -270,15 +274,17 @@ def _evaluation(t, p, rt: Runtime):
     strategies = workers_mod.started(_strategy_task, [("qspace", t, p, resolved), ("ask", t, p, resolved)], rt.workers)
     baselines = baselines_mod.run_baselines(resolved, None, t["fragments/fragments"].scan(), e, chunked=t["chunks/chunks"].batches())
     baselines = (baselines, metrics_mod.per_query(baselines, resolved, e))
-    runs = [result() for result in strategies] + [baselines]
-    retrievals = pl.concat([r for r, _ in runs]).sort(["strategy", "query_id", "rank"])
-    pq = pl.concat([q for _, q in runs]).sort(["strategy", "query_id"])
+    (q_runs, q_pq, per_tree), (a_runs, a_pq, _) = (result() for result in strategies)
+    retrievals = pl.concat([q_runs, a_runs, baselines[0]]).sort(["strategy", "query_id", "rank"])
+    pq = pl.concat([q_pq, a_pq, baselines[1]]).sort(["strategy", "query_id"])
     return {
         "gold": resolved,
         "retrievals": retrievals,
         "per_query": pq,
         "metrics": metrics_mod.metrics(retrievals, resolved, e, per_query_frame=pq),
         "misses": misses_mod.misses(retrievals, pq, resolved, t["fragments/fragments"].scan(), e.budgets),
+        # Qspace with each tree choice: the selected trees, one candidate forced everywhere, or none
+        "tree_ablation": metrics_mod.metrics(None, resolved, e, per_query_frame=per_tree),
     }
 
 
@@ -433,6 +439,7 @@ STAGES: dict[str, Stage] = {
                 "per_query": lambda p: metrics_mod.per_query_schema(p.evaluation),
                 "metrics": metrics_mod.METRICS,
                 "misses": misses_mod.MISSES,
+                "tree_ablation": metrics_mod.METRICS,
             },
             _evaluation,
             (evaluation, ask, affordances, frames_mod, tokens_mod, exprs_mod, pages_mod, _strategy_task, ask_units, ask_leaves),

@@ -392,6 +392,22 @@ def recall_curves(metrics: pl.DataFrame, title: str) -> alt.Chart:
     )
 
 
+def tree_ablation(table: pl.DataFrame) -> alt.Chart:
+    """Per tree choice (summaries.tree_ablation): the nodes walked to the first gold beside the
+    recall at 512 tokens (or the table's first recall column), so a choice that costs more
+    nodes for the same recall stands out."""
+    recall = next((c for c in table.columns if c == "recall@512"), next(c for c in table.columns if c.startswith("recall@")))
+    df = table.select("tree", "nodes_visited", pl.col(recall).alias("recall"))
+    base = alt.Chart(df).encode(y=alt.Y("tree:N", sort=None, title=None), tooltip=["tree", "nodes_visited", "recall"])
+    nodes = base.mark_bar().encode(x=alt.X("nodes_visited:Q", title="nodes visited (mean)")).properties(width=WIDTH // 2)
+    rec = (
+        base.mark_bar(color="#59a14f")
+        .encode(x=alt.X("recall:Q", scale=alt.Scale(domain=[0, 1]), title=recall))
+        .properties(width=WIDTH // 2)
+    )
+    return alt.hconcat(nodes, rec).properties(title="Qspace with each tree: nodes walked and evidence recall")
+
+
 def sweep_selection(sel: pl.DataFrame) -> alt.Chart:
     return (
         alt.Chart(sel)

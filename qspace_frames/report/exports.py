@@ -202,6 +202,7 @@ def _evaluation(wb) -> list[Path]:
         write_text(traces, d / "sample_retrieval_traces.md"),
         write_json(metrics_json(wb.read("evaluation", "metrics")), d / "evaluation" / "metrics.json"),
         write_csv(wb.read("evaluation", "per_query"), d / "evaluation" / "per_query.csv"),
+        write_csv(wb.read("evaluation", "tree_ablation"), d / "evaluation" / "tree_ablation.csv"),
         write_jsonl(sims, d / "simulations.jsonl"),
     ]
 
