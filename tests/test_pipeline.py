@@ -116,7 +116,7 @@ def test_the_evaluation_runs_qspace_with_every_tree_choice(root, tmp_path):
     and without trees no leaf is walked to (path length: the fragment and the sentence)."""
     from qspace_frames.evaluation.qspace import NO_TREE, SELECTED, TREE_CHOICES
 
-    wb = wb_for(root, tmp_path, overlay(tmp_path, "a.yaml"))
+    wb = wb_for(root, tmp_path, overlay(tmp_path, "a.yaml", "evaluation:\n  tree_ablation_questions: 1000\n"))  # every question
     abl, m = wb.read("evaluation", "tree_ablation"), wb.read("evaluation", "metrics")
     assert sorted(set(abl["strategy"])) == sorted(TREE_CHOICES)
     mine = abl.filter(pl.col("strategy") == SELECTED).drop("strategy")
@@ -132,3 +132,9 @@ def test_the_evaluation_runs_qspace_with_every_tree_choice(root, tmp_path):
     assert (
         abl.filter(pl.col("metric") == "evidence_recall")["n_queries"] == m.filter(pl.col("metric") == "evidence_recall")["n_queries"][0]
     ).all()
+    # a larger gold set is ablated on a sample of its questions spread over it; 0 turns the ablation off
+    few = wb_for(root, tmp_path, overlay(tmp_path, "b.yaml", "evaluation:\n  tree_ablation_questions: 40\n"), run="b")
+    n = few.read("evaluation", "tree_ablation").filter(pl.col("metric") == "evidence_recall")["n_queries"]
+    assert n.n_unique() == 1 and n[0] == 40 and few.read("evaluation", "metrics").equals(m)
+    off = wb_for(root, tmp_path, overlay(tmp_path, "c.yaml", "evaluation:\n  tree_ablation_questions: 0\n"), run="c")
+    assert off.read("evaluation", "tree_ablation").is_empty() and off.read("evaluation", "metrics").equals(m)

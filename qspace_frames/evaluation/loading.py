@@ -44,12 +44,15 @@ def load_in_order(ordered: pl.LazyFrame, strategy: str, nodes: pl.Expr, p: EvalP
     return conform(out, RETRIEVALS).collect()
 
 
-def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token: float = 6.0) -> pl.DataFrame:
+def count_ranked(
+    ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token: float = 6.0, known: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """`ranked` (sorted by query_id, then load order) with the exact token count `n_tokens` of
     `text`, kept only as far as `load_in_order` can load: each query's units up to the one whose
     cumulative count reaches max_tokens. Units are counted in windows of their cumulative length
     in characters (first `chars_per_token` characters per token of max_tokens, then each window
-    twice the last), so a query seldom pays for many units past its budget."""
+    twice the last), so a query seldom pays for many units past its budget. Texts in `known`
+    (`text`, n_tokens: counted before, by the same encoding) are not encoded again."""
     n_chars = pl.col(text).str.len_chars().fill_null(0)
     r = ranked.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over("query_id").alias("_r"),
@@ -60,7 +63,7 @@ def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token
     todo, lo, hi = units.select("query_id"), 0, int(chars_per_token * p.max_tokens)
     while todo.height:
         part = r.join(todo, on="query_id", how="semi").filter(pl.col("_chars_before").is_between(lo, hi, closed="left"))
-        part = part.with_columns(pl.Series("n_tokens", count_tokens(part[text].to_list(), p.encoding), dtype=pl.Int64))
+        part = _counted(part, text, p.encoding, known)
         counted = pl.concat([counted, part])
         # a query is done once its counted units reach max_tokens or it has none left
         full = counted.group_by("query_id").agg(pl.col("n_tokens").sum().alias("_sum"), pl.len().alias("_n"))
@@ -72,3 +75,13 @@ def count_ranked(ranked: pl.DataFrame, text: str, p: EvalParams, chars_per_token
         )
         lo, hi = hi, hi * 2
     return counted.sort("query_id", "_r").drop("_r", "_chars_before")
+
+
+def _counted(part: pl.DataFrame, text: str, encoding: str, known: pl.DataFrame | None) -> pl.DataFrame:
+    """`part` with the token count `n_tokens` of its `text`, read from `known` where it is there."""
+    if known is None:
+        return part.with_columns(pl.Series("n_tokens", count_tokens(part[text].to_list(), encoding), dtype=pl.Int64))
+    part = part.join(known.select(text, pl.col("n_tokens").cast(pl.Int64)), on=text, how="left", maintain_order="left")
+    new = part["n_tokens"].is_null().arg_true()
+    counts = pl.Series(count_tokens(part[text].gather(new).to_list(), encoding), dtype=pl.Int64)
+    return part.with_columns(part["n_tokens"].scatter(new, counts))

@@ -67,17 +67,22 @@ def fragment_terms(
 
 
 def selected_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
-    """(fragment_id, evidence_id, span_start, depth) of every evidence leaf of a selected tree.
-    The node table is the largest the evaluation reads: its rows are kept or dropped as they are
-    read (the selected tree ids are a set the scan filters by, not a join), so it never sits in
-    memory whole (a join held 0.6 GB more at x16); the streaming engine reads it in morsels
-    (0.33 GB at x16 instead of 0.42)."""
-    selected = scores.filter(pl.col("selected")).select("tree_id").collect(engine="streaming")["tree_id"]
+    """(fragment_id, evidence_id, span_start, depth) of every evidence leaf of a selected tree."""
+    return tree_leaves(all_leaves(nodes, scores, every=False), SELECTED)
+
+
+def all_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame, every: bool = True) -> pl.DataFrame:
+    """(candidate, selected, fragment_id, evidence_id, span_start, depth) of every evidence leaf of
+    every candidate tree (`every`), or of the selected trees only. The node table is the largest the
+    evaluation reads: its rows are kept or dropped as they are read (the selected tree ids are a set
+    the scan filters by, not a join), so it never sits in memory whole (a join held 0.6 GB more at
+    x16); the streaming engine reads it in morsels (0.33 GB at x16 instead of 0.42)."""
+    selected = scores.filter(pl.col("selected")).select("tree_id").collect(engine="streaming")["tree_id"].implode()
+    leaf = pl.col("kind") == "leaf"
     return (
-        nodes.filter((pl.col("kind") == "leaf") & pl.col("tree_id").is_in(selected.implode()))
-        .select("fragment_id", "evidence_id", "span_start", "depth")
+        nodes.filter(leaf if every else leaf & pl.col("tree_id").is_in(selected))
+        .select("candidate", pl.col("tree_id").is_in(selected).alias("selected"), "fragment_id", "evidence_id", "span_start", "depth")
         .collect(engine="streaming")
-        .lazy()
     )
 
 
@@ -87,11 +92,10 @@ SELECTED, NO_TREE = "selected", "no tree"
 TREE_CHOICES = (SELECTED, *CANDIDATES, NO_TREE)
 
 
-def tree_choice(scores: pl.LazyFrame, choice: str) -> pl.LazyFrame:
-    """The tree scores with `selected` as `choice` (one of TREE_CHOICES) says."""
-    if choice == SELECTED:
-        return scores
-    return scores.with_columns((pl.col("candidate") == choice if choice != NO_TREE else pl.lit(False)).alias("selected"))
+def tree_leaves(leaves: pl.DataFrame, choice: str) -> pl.LazyFrame:
+    """The evidence leaves (`all_leaves`) of the trees `choice` (one of TREE_CHOICES) names."""
+    keep = pl.col("selected") if choice == SELECTED else pl.col("candidate") == choice if choice != NO_TREE else pl.lit(False)
+    return leaves.lazy().filter(keep).select("fragment_id", "evidence_id", "span_start", "depth")
 
 
 def qspace(
@@ -108,7 +112,7 @@ def qspace(
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions:
     BM25 of the question's sentences and fragments, the prototype boosts of the selected trees'
     leaves, one ranking, then the units loaded in rank order within the budget."""
-    return by_tree(gold, fragments, prototypes, evidence, density, nodes, scores, p, ap)[SELECTED]
+    return by_tree(gold, fragments, prototypes, evidence, density, nodes, scores, p, ap)[0]
 
 
 def by_tree(
@@ -121,23 +125,53 @@ def by_tree(
     scores: pl.LazyFrame,
     p: EvalParams,
     ap: AffordanceParams | None = None,
-    choices: tuple[str, ...] = (SELECTED,),
-) -> dict[str, pl.DataFrame]:
-    """Qspace's retrievals with each of the tree `choices` (TREE_CHOICES): the question's BM25
-    counts and the latent space are the same for all, only the trees' leaves change."""
-    q = gold_queries(gold).collect()
+    ablation: int = 0,
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """Qspace's retrievals with the selected trees, and (the tree ablation) with each of
+    TREE_CHOICES on `ablation` of the questions (`ablation_questions`): the BM25 counts and the
+    latent space are the same for all, only the leaves change."""
+    q = gold_queries(gold).collect().sort("query_id")
     s_score, sents, f_score = _bm25_scores(q, fragments, p, ap or AffordanceParams())
-    similarity, out = None, {}  # the latent similarities: the same units whatever the trees
-    for i, choice in enumerate(choices):
-        sig, boosted, top_proto = _prototype_boosts(q.lazy(), prototypes, density, evidence, nodes, tree_choice(scores, choice), sents)
-        units = _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p)
-        if i == 0 and p.qspace_semantic_dims:
-            space = semantic.LatentSpace.of(units, p.qspace_semantic_dims)
-            similarity = space.similarity(q, units) if space is not None else None  # too little text: the lexical ranking stands
-        if similarity is not None:
-            units = _with_meaning(units, similarity, p)
-        out[choice] = _loaded(units, p)
-    return out
+    leaves = all_leaves(nodes, scores, every=ablation > 0)  # the node table read once for every choice
+    if ablation:  # and so are the other tables each choice reads
+        prototypes, density, evidence = (
+            x.select(*cols).collect().lazy()
+            for x, cols in (
+                (prototypes, ["prototype_id", "intent"]),
+                (density, ["prototype_id", "p_q"]),
+                (evidence, ["evidence_id", "prototype_ids"]),
+            )
+        )
+
+    def ranked(qs: pl.DataFrame, choice: str) -> pl.DataFrame:
+        ids = qs["query_id"].implode()
+        sig, boosted, top_proto = _prototype_boosts(qs.lazy(), prototypes, density, evidence, tree_leaves(leaves, choice), sents)
+        mine = [x.filter(pl.col("query_id").is_in(ids)) for x in (s_score, f_score)]
+        return _ranked_units(mine[0], sents, mine[1], sig, boosted, top_proto, p)
+
+    units = ranked(q, SELECTED)
+    space = semantic.LatentSpace.of(units, p.qspace_semantic_dims) if p.qspace_semantic_dims else None
+    similarity = space.similarity(q, units) if space is not None else None  # None: too little text, the lexical ranking stands
+
+    counted = []  # (text, n_tokens) of the units loaded so far: the choices load much the same sentences
+
+    def loaded(u: pl.DataFrame) -> pl.DataFrame:
+        known = pl.concat(counted).unique("text") if counted else None
+        out = _loaded(u if similarity is None else _with_meaning(u, similarity, p), p, known)
+        counted.append(out.select("text", "n_tokens"))
+        return out
+
+    selected = loaded(units)
+    sample = gold_queries(ablation_questions(gold, ablation)).collect()
+    return selected, {choice: loaded(ranked(sample, choice)) for choice in TREE_CHOICES} if sample.height else {}
+
+
+def ablation_questions(gold, n: int) -> pl.DataFrame:
+    """The resolved gold questions the tree ablation runs on: `n` of those served (all when there
+    are fewer), evenly spaced by id so they spread over the documents (none when `n` is 0)."""
+    g = as_lazy(gold)
+    ok = (g.filter(pl.col("status") == "ok") if "status" in g.collect_schema().names() else g).collect().sort("id")
+    return ok.gather([i * ok.height // n for i in range(n)]) if n < ok.height else ok
 
 
 def _bm25_scores(q: pl.DataFrame, fragments, p: EvalParams, ap: AffordanceParams) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
@@ -194,10 +228,11 @@ def _bm25_scores(q: pl.DataFrame, fragments, p: EvalParams, ap: AffordanceParams
     return s_score, sents, f_score
 
 
-def _prototype_boosts(queries: pl.LazyFrame, prototypes, density, evidence, nodes, scores, sents: pl.LazyFrame):
+def _prototype_boosts(queries: pl.LazyFrame, prototypes, density, evidence, leaves: pl.LazyFrame, sents: pl.LazyFrame):
     """(sig, boosted, top_proto): each question's candidate-set number, the boost of every
-    sentence that holds a selected-tree leaf answering one of its candidate prototypes (with the
-    leaf's depth), and the best boost of the corpus per candidate set (to normalise by)."""
+    sentence that holds one of the trees' `leaves` (`tree_leaves`) answering one of its candidate
+    prototypes (with the leaf's depth), and the best boost of the corpus per candidate set (to
+    normalise by)."""
     # candidate prototypes of the question, and the selected-tree leaves that answer them. Questions
     # with the same candidates get the same boosts: each distinct candidate set is computed once.
     cand = (
@@ -213,7 +248,6 @@ def _prototype_boosts(queries: pl.LazyFrame, prototypes, density, evidence, node
         .with_columns(pl.col("_key").rank("dense").cast(pl.Int64).alias("_s"))
         .drop("_key")
     )
-    leaves = selected_leaves(nodes, scores)
     answers = (
         evidence.select("evidence_id", pl.col("prototype_ids").alias("prototype_id"))
         .explode("prototype_id")
@@ -307,11 +341,12 @@ def _with_meaning(units: pl.DataFrame, similarity: pl.DataFrame, p: EvalParams) 
     )
 
 
-def _loaded(units: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+def _loaded(units: pl.DataFrame, p: EvalParams, known: pl.DataFrame | None = None) -> pl.DataFrame:
     """The ranked units loaded in order within the budget, each charged its nodes: the fragment
-    the first time it is entered, the tree path to a leaf, the sentence itself."""
+    the first time it is entered, the tree path to a leaf, the sentence itself (`known`: token
+    counts of texts counted before, `count_ranked`)."""
     # exact token counts, only as far down each query's ranking as a reader can load
-    n_tokens = count_ranked(units, "text", p).lazy()
+    n_tokens = count_ranked(units, "text", p, known=known).lazy()
     # nodes: a fragment node the first time its fragment is entered, the tree path to a leaf, the sentence itself
     first_in_fragment = pl.col("fragment_id").is_first_distinct().over("query_id").cast(pl.Int64)
     step = first_in_fragment + pl.col("leaf_depth").fill_null(0).cast(pl.Int64) + 1

@@ -232,13 +232,13 @@ def ask_leaves(t) -> pl.DataFrame:
 def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
     """The Qspace or ask strategy's retrievals on the resolved questions, their per-query values
     and, for Qspace, the per-query values of every tree choice (retrieval_mod.TREE_CHOICES, as
-    their `strategy`: the tree ablation) (a pool task)."""
+    their `strategy`) on a sample of the questions: the tree ablation (a pool task)."""
     e = p.evaluation
     if kind == "ask":
         dictionary = dictionary_mod.load_dictionary(t["dictionary"])
         runs = ask_mod.ask_strategy(resolved, ask_units(t, p.affordances), ask_leaves(t), dictionary, e)
         return runs, metrics_mod.per_query(runs, resolved, e), None
-    by_tree = retrieval_mod.by_tree(
+    runs, by_tree = retrieval_mod.by_tree(
         resolved,
         t["fragments/fragments"].batches(),
         t["prototypes/prototypes"].scan(),
@@ -248,11 +248,12 @@ def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFram
         t["trees/tree_scores"].scan(),
         e,
         p.affordances,
-        choices=retrieval_mod.TREE_CHOICES,
+        ablation=e.tree_ablation_questions,
     )
-    per_tree = {choice: metrics_mod.per_query(runs, resolved, e) for choice, runs in by_tree.items()}
-    ablation = pl.concat([pq.with_columns(pl.lit(choice).alias("strategy")) for choice, pq in per_tree.items()])
-    return by_tree[retrieval_mod.SELECTED], per_tree[retrieval_mod.SELECTED], ablation
+    sample = retrieval_mod.ablation_questions(resolved, e.tree_ablation_questions)
+    per_tree = [metrics_mod.per_query(r, sample, e).with_columns(pl.lit(choice).alias("strategy")) for choice, r in by_tree.items()]
+    ablation = pl.concat(per_tree) if per_tree else pl.DataFrame(schema=metrics_mod.per_query_schema(e))
+    return runs, metrics_mod.per_query(runs, resolved, e), ablation
 
 
 def _evaluation(t, p, rt: Runtime):

@@ -160,7 +160,7 @@ def tree_verdict(ablation: pl.DataFrame) -> str:
     """In words: how far recall moves between the candidate trees and without any tree."""
     r = ablation.filter(pl.col("metric") == "evidence_recall")
     if r.is_empty() or r["value"].is_null().all():
-        return "No question was evaluated: nothing to compare the trees on."
+        return "No question was evaluated with each tree (evaluation.tree_ablation_questions is 0, or there is no question)."
     trees = r.filter(pl.col("strategy") != NO_TREE).group_by("budget").agg((pl.col("value").max() - pl.col("value").min()).alias("spread"))
     spread = trees["spread"].max()
     at = r.filter(pl.col("budget") == 512) if 512 in r["budget"].to_list() else r.filter(pl.col("budget") == r["budget"].min())
@@ -169,9 +169,11 @@ def tree_verdict(ablation: pl.DataFrame) -> str:
     nodes = dict(ablation.filter(pl.col("metric") == "nodes_visited").select("strategy", "value").rows())
     lo, hi = min(v for k, v in nodes.items() if k != NO_TREE), max(v for k, v in nodes.items() if k != NO_TREE)
     same = "the same" if spread < 5e-4 else f"within {spread:.3f}"
+    n = at.filter(pl.col("strategy") == SELECTED)["n_queries"][0]
     return (
-        f"Recall is {same} at every budget whichever tree is used: every candidate arranges the same evidence leaves, and Qspace "
-        f"loads sentences in its own ranking order, so a tree only changes the path walked (nodes visited {lo:.2f} to {hi:.2f}). "
+        f"On {n} questions, recall is {same} at every budget whichever tree is used: every candidate arranges the same "
+        f"evidence leaves, and Qspace loads sentences in its own ranking order, so a tree only changes the path walked "
+        f"(nodes visited {lo:.2f} to {hi:.2f}). "
         f"Without any tree (no prototype boost from the leaves) recall@{b} is {by[NO_TREE]:.3f} against {by[SELECTED]:.3f} "
         f"with the selected trees."
     )
