@@ -254,7 +254,7 @@ class EvalParams(_Strict):
     qspace_fragment_weight: float = Field(default=1.0, ge=0)  # Qspace: weight of the fragment's BM25 in a sentence's score
     qspace_prototype_weight: float = Field(default=0.5, ge=0)  # Qspace: weight of matching-prototype evidence in the score
     # Qspace is run again with each tree choice on at most this many of the questions (0: no tree ablation)
-    tree_ablation_questions: int = Field(default=200, ge=0)
+    tree_ablation_questions: int = Field(default=100, ge=0)
     qspace_semantic_dims: int = Field(default=30, ge=0, le=500)  # Qspace: dimensions of the corpus's latent semantic space (0: none)
     # Qspace: weight of the latent similarity beside the lexical score. Of 0.7-3, 1.75-2.25 is a plateau on
     # both development splits (ContractNLI R@512 .840 at 1.0 -> .850, PolicyQA .443 -> .444)
