@@ -26,10 +26,11 @@ from .parse import POSITION, parse_questions
 from .rules import MODAL, NAMES, YES_NO_QUESTION
 from .sequence import read_in_order
 
-# each part of a compound question, answered on its own: {question, answer, citation} (`to_json`)
+# a question, its status, and what answers it, cited: an answer's first columns, and each part of
+# a compound question's (`sub_answers`, {question, answer, citation} in `to_json`)
 SUB_ANSWER = {
     "question": pl.String,
-    "status": pl.String,  # answered | no_answer
+    "status": pl.String,  # a part: answered | no_answer
     "answer": pl.String,
     "quote": pl.String,
     "document": pl.String,
@@ -40,15 +41,7 @@ SUB_ANSWER = {
 }
 ANSWERS = {
     "id": pl.String,
-    "question": pl.String,
-    "status": pl.String,
-    "answer": pl.String,
-    "quote": pl.String,
-    "document": pl.String,
-    "page": pl.Int64,
-    "heading_path": pl.List(pl.String),
-    "char_start": pl.Int64,
-    "char_end": pl.Int64,
+    **SUB_ANSWER,
     "doc_id": pl.String,
     "fragment_id": pl.String,
     "answer_type": pl.String,

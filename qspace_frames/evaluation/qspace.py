@@ -98,23 +98,6 @@ def tree_leaves(leaves: pl.DataFrame, choice: str) -> pl.LazyFrame:
     return leaves.lazy().filter(keep).select("fragment_id", "evidence_id", "span_start", "depth")
 
 
-def qspace(
-    gold,
-    fragments: pl.LazyFrame,
-    prototypes: pl.LazyFrame,
-    evidence: pl.LazyFrame,
-    density: pl.LazyFrame,
-    nodes: pl.LazyFrame,
-    scores: pl.LazyFrame,
-    p: EvalParams,
-    ap: AffordanceParams | None = None,
-) -> pl.DataFrame:
-    """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions:
-    BM25 of the question's sentences and fragments, the prototype boosts of the selected trees'
-    leaves, one ranking, then the units loaded in rank order within the budget."""
-    return by_tree(gold, fragments, prototypes, evidence, density, nodes, scores, p, ap)[0]
-
-
 def by_tree(
     gold,
     fragments: pl.LazyFrame,
@@ -127,9 +110,11 @@ def by_tree(
     ap: AffordanceParams | None = None,
     ablation: int = 0,
 ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
-    """Qspace's retrievals with the selected trees, and (the tree ablation) with each of
-    TREE_CHOICES on `ablation` of the questions (`ablation_questions`): the BM25 counts and the
-    latent space are the same for all, only the leaves change."""
+    """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions: BM25
+    of the question's sentences and fragments, the prototype boosts of the selected trees' leaves,
+    one ranking, then the units loaded in rank order within the budget; and (the tree ablation)
+    the same with each of TREE_CHOICES on `ablation` of the questions (`ablation_questions`): the
+    BM25 counts and the latent space are the same for all, only the leaves change."""
     q = gold_queries(gold).collect().sort("query_id")
     s_score, sents, f_score = _bm25_scores(q, fragments, p, ap or AffordanceParams())
     leaves = all_leaves(nodes, scores, every=ablation > 0)  # the node table read once for every choice
