@@ -129,6 +129,10 @@ def test_sample_run_report_files(sample_run):
         assert section in final, section
     summary = (sample_run / "run_summary.md").read_text()
     assert "vs BM25 over 512-token chunks" in summary and "| qspace |" in summary
+    # the tree ablation, in words and as a table, in the final report and on the dashboard
+    dashboard = (sample_run / "dashboard.html").read_text()
+    for page in (final, dashboard):
+        assert "Do the trees matter?" in page and "whichever tree is used" in page and "class_objective_tree" in page
 
 
 def shown(nb_path: Path) -> list[list[str]]:

@@ -396,7 +396,9 @@ def tree_ablation(table: pl.DataFrame) -> alt.Chart:
     """Per tree choice (summaries.tree_ablation): the nodes walked to the first gold beside the
     recall at 512 tokens (or the table's first recall column), so a choice that costs more
     nodes for the same recall stands out."""
-    recall = next((c for c in table.columns if c == "recall@512"), next(c for c in table.columns if c.startswith("recall@")))
+    recall = "recall@512" if "recall@512" in table.columns else next((c for c in table.columns if c.startswith("recall@")), None)
+    if recall is None or table.is_empty():  # no question was evaluated with each tree: nothing to draw
+        table, recall = pl.DataFrame(schema={"tree": pl.String, "nodes_visited": pl.Float64, "recall@512": pl.Float64}), "recall@512"
     df = table.select("tree", "nodes_visited", pl.col(recall).alias("recall"))
     base = alt.Chart(df).encode(y=alt.Y("tree:N", sort=None, title=None), tooltip=["tree", "nodes_visited", "recall"])
     nodes = base.mark_bar().encode(x=alt.X("nodes_visited:Q", title="nodes visited (mean)")).properties(width=WIDTH // 2)
@@ -434,6 +436,12 @@ def _tree_components(run) -> alt.Chart:
     return component_profile(run.read("trees", "tree_scores"), COMPONENTS)
 
 
+def _tree_ablation(r) -> alt.Chart:
+    from .summaries import tree_ablation as table  # where it is drawn: the kernels' charts import stays light
+
+    return tree_ablation(table(r.read("evaluation", "tree_ablation"), r.read("trees", "tree_scores")))
+
+
 RUN_CHARTS = {
     "file_types": (("corpus",), lambda r: file_types(r.read("corpus", "inventory"))),
     "load_statuses": (("corpus",), lambda r: load_statuses(r.read("corpus", "inventory"))),
@@ -460,4 +468,5 @@ RUN_CHARTS = {
         ("evaluation",),
         lambda r: recall_curves(r.read("evaluation", "metrics"), "Evidence recall vs tokens loaded (this run)"),
     ),
+    "ablation_nodes_recall": (("evaluation", "trees"), _tree_ablation),
 }

@@ -211,6 +211,15 @@ def other_gold_sets(run: Run) -> dict[str, pl.DataFrame]:
     return out
 
 
+def tree_choices(run: Run) -> tuple[str, pl.DataFrame]:
+    """The tree ablation in words and as a table (summaries.tree_verdict, summaries.tree_ablation);
+    ("", empty) when the run has no evaluation."""
+    if not run.has("evaluation"):
+        return "", pl.DataFrame()
+    ablation = run.read("evaluation", "tree_ablation")
+    return summaries.tree_verdict(ablation), summaries.tree_ablation(ablation, run.read("trees", "tree_scores"))
+
+
 def improvements(cmp: pl.DataFrame, strategy: str = "qspace") -> list[str]:
     """Sentences: how the strategy compares with each baseline at each budget (measured, signed)."""
     if cmp.is_empty() or strategy not in cmp["strategy"].to_list():
@@ -468,6 +477,9 @@ def final_report_md(run: Run) -> str:
             + [f"- {s}" for s in improvements(cmp)]
             + [""]
         )
+        verdict, by_tree = tree_choices(run)
+        out += ["Do the trees matter? Qspace run again with each tree choice:", "", verdict, ""]
+        out += [_md_table(by_tree), ""] if not by_tree.is_empty() else []
         r = {row["strategy"]: row for row in cmp.iter_rows(named=True)}
         if (
             "qspace" in r
@@ -603,6 +615,12 @@ def dashboard_html(run: Run, meta: dict) -> str:
         f"<ul>{''.join(f'<li>{_e(s)}</li>' for s in improvements(df))}</ul></section>"
         for name, df in other_gold_sets(run).items()
     )
+    verdict, by_tree = tree_choices(run)
+    trees_section = (
+        f"<section><h2>Do the trees matter? (Qspace with each tree choice)</h2><p>{_e(verdict)}</p>{_html_table(by_tree)}</section>"
+        if verdict
+        else ""
+    )
     notebooks = sorted(rd.glob("[0-9][0-9]_*.ipynb"))
     nb_links = "".join(
         f'<li><a href="{_e(p.with_suffix(".html").name)}">{_e(p.stem)}</a> (<a href="{_e(p.name)}">ipynb</a>)</li>' for p in notebooks
@@ -628,6 +646,7 @@ def dashboard_html(run: Run, meta: dict) -> str:
 <section><h2>Retrieval against the baselines (measured on {_e(gold_label)})</h2>
 <p>Recall = share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts of what each strategy loaded.</p>
 {_html_table(cmp, NO_EVALUATION if run.has("evaluation") else "Not in this run.")}<ul>{better}</ul></section>
+{trees_section}
 {extra}
 <section><h2>Charts</h2><div class="charts">{figs}</div></section>
 <section><h2>Sample questions answered by their trees</h2>
