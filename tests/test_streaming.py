@@ -211,7 +211,7 @@ def test_chunks_and_evaluation_in_the_pool_equal_one_process(tmp_path, monkeypat
     one = evaluation(1)
     monkeypatch.setattr(shards, "SHARD_DOCS", 2)
     pooled = evaluation(2)
-    assert one.keys() == pooled.keys() == {"chunks", "gold", "retrievals", "per_query", "metrics", "misses"}
+    assert one.keys() == pooled.keys() == {"chunks", "gold", "retrievals", "per_query", "metrics", "misses", "tree_ablation"}
     assert one["chunks"]["doc_id"].n_unique() > 2  # more than one shard was cut
     assert set(one["retrievals"]["strategy"]) >= {"bm25_chunks", "source_order", "heading_tree", "qspace", "ask"}
     for k in one:
