@@ -172,10 +172,9 @@ def versions() -> dict[str, str]:
 
 def _strategy_table(wide: pl.DataFrame, extra: tuple[str, ...]) -> pl.DataFrame:
     """Strategy, recall by increasing budget, then the `extra` columns present; Qspace first."""
-    recall = sorted((c for c in wide.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1]))
     order = {s: i for i, s in enumerate(["qspace", "ask", *BASELINES])}
     return (
-        wide.select("strategy", *recall, *[c for c in extra if c in wide.columns])
+        wide.select("strategy", *summaries.recall_columns(wide), *[c for c in extra if c in wide.columns])
         .with_columns(pl.col("strategy").replace_strict(order, default=99).alias("_o"))
         .sort("_o", "strategy")
         .drop("_o")
@@ -186,16 +185,7 @@ def comparison(run: Run) -> pl.DataFrame:
     """One row per strategy: recall at each budget and the cost columns, Qspace first."""
     if not run.has("evaluation"):
         return pl.DataFrame()
-    wide = (
-        run.read("evaluation", "metrics")
-        .with_columns(
-            pl.when(pl.col("budget").is_null())
-            .then(pl.col("metric"))
-            .otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String))
-            .alias("column")
-        )
-        .pivot(on="column", index="strategy", values="value", sort_columns=True)
-    )
+    wide = summaries.metrics_wide(run.read("evaluation", "metrics"))
     return _strategy_table(wide, ("tokens_to_first_gold", "tokens_loaded", "nodes_visited", "citation_locality", "miss_rate", "total_cost"))
 
 

@@ -127,16 +127,25 @@ def simulations_by_candidate(sims: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def metrics_wide(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The evaluation's long metrics (METRICS) one row per strategy: a `recall@<budget>` column per
+    budget and a column per other metric."""
+    column = pl.when(pl.col("budget").is_null()).then(pl.col("metric")).otherwise(pl.lit("recall@") + pl.col("budget").cast(pl.String))
+    return metrics.with_columns(column.alias("column")).pivot(on="column", index="strategy", values="value", sort_columns=True)
+
+
+def recall_columns(wide: pl.DataFrame) -> list[str]:
+    """The `recall@<budget>` columns of `metrics_wide`, by increasing budget."""
+    return sorted((c for c in wide.columns if c.startswith("recall@")), key=lambda c: int(c.split("@")[1]))
+
+
 def tree_ablation(ablation: pl.DataFrame, scores: pl.DataFrame | None = None) -> pl.DataFrame:
     """Qspace with each tree choice (the evaluation's tree_ablation table), one row each: recall at
-    every budget, tokens to the first gold, nodes visited and path length, and with `scores`
+    every budget, nodes visited, path length and tokens to the first gold, and with `scores`
     (the trees' tree_scores) how many fragments selected that candidate."""
-    recall = ablation.filter(pl.col("metric") == "evidence_recall").with_columns(("recall@" + pl.col("budget").cast(pl.String)).alias("m"))
-    costs = ablation.filter(pl.col("metric").is_in(["tokens_to_first_gold", "nodes_visited", "path_length"])).with_columns(
-        pl.col("metric").alias("m")
-    )
-    wide = pl.concat([recall, costs]).pivot(on="m", index="strategy", values="value", sort_columns=False).rename({"strategy": "tree"})
-    wide = wide.with_columns(pl.exclude("tree").round(4))
+    wide = metrics_wide(ablation).rename({"strategy": "tree"})
+    costs = [c for c in ("nodes_visited", "path_length", "tokens_to_first_gold") if c in wide.columns]
+    wide = wide.select("tree", *recall_columns(wide), *costs).with_columns(pl.exclude("tree").round(4))
     if scores is not None:
         chosen = scores.filter(pl.col("selected")).group_by("candidate").len("fragments").rename({"candidate": "tree"})
         total = pl.lit(chosen["fragments"].sum(), pl.UInt32)
