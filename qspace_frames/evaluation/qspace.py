@@ -108,17 +108,18 @@ def by_tree(
     scores: pl.LazyFrame,
     p: EvalParams,
     ap: AffordanceParams | None = None,
-    ablation: int = 0,
+    ablation: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     """Retrievals (evaluation.RETRIEVALS) of the Qspace strategy for resolved gold questions: BM25
     of the question's sentences and fragments, the prototype boosts of the selected trees' leaves,
     one ranking, then the units loaded in rank order within the budget; and (the tree ablation)
-    the same with each of TREE_CHOICES on `ablation` of the questions (`ablation_questions`): the
+    the same with each of TREE_CHOICES on the `ablation` questions (`ablation_questions`): the
     BM25 counts and the latent space are the same for all, only the leaves change."""
+    ablate = ablation is not None and ablation.height > 0
     q = gold_queries(gold).collect().sort("query_id")
     s_score, sents, f_score = _bm25_scores(q, fragments, p, ap or AffordanceParams())
-    leaves = all_leaves(nodes, scores, every=ablation > 0)  # the node table read once for every choice
-    if ablation:  # and so are the other tables each choice reads
+    leaves = all_leaves(nodes, scores, every=ablate)  # the node table read once for every choice
+    if ablate:  # and so are the other tables each choice reads
         prototypes, density, evidence = (
             x.select(*cols).collect().lazy()
             for x, cols in (
@@ -147,8 +148,8 @@ def by_tree(
         return out
 
     selected = loaded(units)
-    sample = gold_queries(ablation_questions(gold, ablation)).collect()
-    return selected, {choice: loaded(ranked(sample, choice)) for choice in TREE_CHOICES} if sample.height else {}
+    sample = gold_queries(ablation).collect() if ablate else None
+    return selected, {choice: loaded(ranked(sample, choice)) for choice in TREE_CHOICES} if ablate else {}
 
 
 def ablation_questions(gold, n: int) -> pl.DataFrame:

@@ -238,6 +238,7 @@ def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFram
         dictionary = dictionary_mod.load_dictionary(t["dictionary"])
         runs = ask_mod.ask_strategy(resolved, ask_units(t, p.affordances), ask_leaves(t), dictionary, e)
         return runs, metrics_mod.per_query(runs, resolved, e), None
+    sample = retrieval_mod.ablation_questions(resolved, e.tree_ablation_questions)
     runs, by_tree = retrieval_mod.by_tree(
         resolved,
         t["fragments/fragments"].batches(),
@@ -248,9 +249,8 @@ def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFram
         t["trees/tree_scores"].scan(),
         e,
         p.affordances,
-        ablation=e.tree_ablation_questions,
+        ablation=sample,
     )
-    sample = retrieval_mod.ablation_questions(resolved, e.tree_ablation_questions)
     per_tree = [metrics_mod.per_query(r, sample, e).with_columns(pl.lit(choice).alias("strategy")) for choice, r in by_tree.items()]
     ablation = pl.concat(per_tree) if per_tree else pl.DataFrame(schema=metrics_mod.per_query_schema(e))
     return runs, metrics_mod.per_query(runs, resolved, e), ablation
