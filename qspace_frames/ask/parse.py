@@ -35,6 +35,7 @@ from .dictionary import (
     tokens_expr,
 )
 from .rules import (
+    ACRONYM_IT,
     ANCHOR,
     AND_MARK,
     AUX,
@@ -133,7 +134,7 @@ MAX_RANGE = 500  # "pages 1 to 10^9" expands to at most this many pages
 DIRECT_WEIGHT = 1.0
 ANCHOR_WEIGHT = 0.9
 QUESTION_WEIGHT = 0.5
-MIN_CONTENT_WORDS = 3
+MIN_CONTENT_WORDS = 2  # fewer content words than this and nothing pinned: the question is sent back ("Approval?")
 
 
 assert {i for i, _, _ in INTENT_CUES} == set(INTENTS), "every detector intent needs a question cue"
@@ -745,8 +746,12 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     reasons = [pl.when(empty).then(pl.lit("empty question"))]
     clarify = [pl.when(empty).then(pl.lit("Please type a question, for example: 'Who approves purchases over $25,000?'"))]
     short_question = pl.col("_content").list.len() < SPECIFIC_CONTENT_WORDS
-    pronoun = pl.col("_t").str.extract(f"(?i)({PRONOUNS})", 1).str.to_lowercase()
-    before_pronoun = pl.col("_t").str.extract(f"(?i)^(.*?){PRONOUNS}", 1).fill_null("")
+    # "IT" in capitals in a question written in lower case is the department, not a pronoun
+    letters = pl.col("_t").str.count_matches(r"\p{L}")
+    shouting = pl.col("_t").str.count_matches(r"\p{Lu}") > 0.7 * letters
+    t = pl.when(shouting).then(pl.col("_t")).otherwise(pl.col("_t").str.replace_all(ACRONYM_IT, "I.T."))
+    pronoun = t.str.extract(f"(?i)({PRONOUNS})", 1).str.to_lowercase()
+    before_pronoun = t.str.extract(f"(?i)^(.*?){PRONOUNS}", 1).fill_null("")
     gate = {
         "always": pl.lit(True),
         "no_date": pl.col("scope_date_from").is_null() & pl.col("scope_date_to").is_null() & short_question,
@@ -759,24 +764,21 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
         & ~pl.col("_t").str.contains(EXPLETIVE_IT)
         & ~(pronoun.is_in(COLLECTIVE_PRONOUNS) & (pl.col("_content").list.len() >= MIN_CONTENT_WORDS)),
     }
-    for _kind, pattern, when, reason, clarification in DANGLING:
-        m = pl.col("_t").str.extract(f"({pattern})", 1)
-        hit = m.is_not_null() & gate[when]
-        reasons.append(pl.when(hit).then(_template(reason, m)))
-        clarify.append(pl.when(hit).then(_template(clarification, m)))
-    # a pinned page, slide, sheet or section names where to look: it stands in for a missing topic word
+    # a pinned page, slide, sheet or section names where to look: such a question is never sent back
     pinned = (
         pl.col("pages_hint").list.len().fill_null(0)
         + pl.col("slides_hint").list.len().fill_null(0)
         + pl.col("sheets_hint").list.len().fill_null(0)
         + pl.col("toc_section_hint").is_not_null().cast(pl.UInt32)
     ) > 0
+    for _kind, pattern, when, reason, clarification in DANGLING:
+        m = t.str.extract(f"({pattern})", 1)
+        hit = m.is_not_null() & gate[when] & ~pinned
+        reasons.append(pl.when(hit).then(_template(reason, m)))
+        clarify.append(pl.when(hit).then(_template(clarification, m)))
     # a term asked to be defined ("What is type design?") is the question's topic however short it is
-    short = (
-        (pl.col("_content").list.len() < MIN_CONTENT_WORDS)
-        & ~((pl.col("_content").list.len() >= 1) & pinned)
-        & pl.col("defined_term").is_null()
-    )
+    # and so is a dictionary concept it names ("What's the per diem?")
+    short = (pl.col("_content").list.len() < MIN_CONTENT_WORDS) & ~pinned & pl.col("defined_term").is_null() & ~pl.col("_has_topic")
     reasons.append(pl.when(short).then(pl.lit(f"too short: fewer than {MIN_CONTENT_WORDS} content words")))
     clarify.append(
         pl.when(short).then(pl.lit("Please say what you are asking about: the document or topic, and the amount, region or period if any."))

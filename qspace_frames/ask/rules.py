@@ -393,6 +393,7 @@ EXPLETIVE_IT = (
     r"necessary|required|mandatory|safe|true|wrong|enough|a problem)\b.*\b(?:to|for|if|that|when)\b"
 )
 PRONOUNS = r"\b(?:it|its|they|them|their|he|she|him|his|her)\b"
+ACRONYM_IT = r"\bIT\b"  # case-sensitive: "ask IT", "the IT department"
 # "they" with no antecedent in a question about an organisation's documents means that organisation
 # ("Do they sell my data?"); it is vague only in a question too short to say about what
 COLLECTIVE_PRONOUNS = ("they", "them", "their")
