@@ -222,9 +222,13 @@ def _direct(q: pl.DataFrame) -> pl.DataFrame:
     return _kw(d, pl.col("text"), DIRECT_WEIGHT, "direct", None)
 
 
+def _in_capitals() -> pl.Expr:
+    """Whether the question is written in capitals (most of its letters upper case)."""
+    return pl.col("_t").str.count_matches(r"\p{Lu}") > 0.7 * pl.col("_t").str.count_matches(r"\p{L}")
+
+
 def _anchors(q: pl.DataFrame) -> pl.DataFrame:
-    letters = pl.col("_t").str.count_matches(r"\p{L}")
-    shouting = (letters > 12) & (pl.col("_t").str.count_matches(r"\p{Lu}") > 0.7 * letters)
+    shouting = (pl.col("_t").str.count_matches(r"\p{L}") > 12) & _in_capitals()
     a = q.select("_row", pl.col("_t").str.extract_all(ANCHOR).alias("text"), shouting.alias("_shout"))
     a = a.explode("text").filter(pl.col("text").is_not_null())
     acronym = pl.col("text").str.contains(r"^[A-Z]{3,}s?$")
@@ -747,9 +751,7 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     clarify = [pl.when(empty).then(pl.lit("Please type a question, for example: 'Who approves purchases over $25,000?'"))]
     short_question = pl.col("_content").list.len() < SPECIFIC_CONTENT_WORDS
     # "IT" in capitals in a question written in lower case is the department, not a pronoun
-    letters = pl.col("_t").str.count_matches(r"\p{L}")
-    shouting = pl.col("_t").str.count_matches(r"\p{Lu}") > 0.7 * letters
-    t = pl.when(shouting).then(pl.col("_t")).otherwise(pl.col("_t").str.replace_all(ACRONYM_IT, "I.T."))
+    t = pl.when(_in_capitals()).then(pl.col("_t")).otherwise(pl.col("_t").str.replace_all(ACRONYM_IT, "I.T."))
     pronoun = t.str.extract(f"(?i)({PRONOUNS})", 1).str.to_lowercase()
     before_pronoun = t.str.extract(f"(?i)^(.*?){PRONOUNS}", 1).fill_null("")
     gate = {
