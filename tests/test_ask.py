@@ -180,6 +180,27 @@ def test_a_sentence_held_twice_takes_one_candidate_place_and_a_plain_answer_need
     assert got["status"][1] == "no_answer"
 
 
+def test_a_text_held_several_times_is_quoted_from_its_most_faithful_rendition(tmp_path, root):
+    """A PDF's text layer drops quotes and spaces that the HTML or Markdown keeps: the renditions
+    share one candidate place (compared by letters and digits), in the place of the best ranked,
+    and the one quoted is the one that kept most characters."""
+    from qspace_frames.ask.answer import distinct_texts
+
+    faithful = 'Orphaned packages should have their "Maintainer" control field set to "Debian QA Group".'
+    lossy = "Orphaned packages should have their Maintainer control fieldsetto Debian QA Group."
+    other = "Orphaned packages are adopted by the QA team."
+    ranked = pl.DataFrame(
+        {"query_id": ["q"] * 3, "_rank": [0, 1, 2], "text": [lossy, other, faithful], "document": ["a.pdf", "a.pdf", "a.html"]}
+    )
+    kept = distinct_texts(ranked)  # the lossy rendition ranked first: the faithful one takes its place
+    assert kept.select("_rank", "text", "document").rows() == [(0, faithful, "a.html"), (1, other, "a.pdf")]
+
+    wb = _small_corpus(tmp_path, root, {"policy.md": f"# Notes\n\n{faithful}\n", "policy.txt": f"NOTES\n\n{lossy}\n"})
+    question = "What Maintainer control field should orphaned packages have?"
+    got = wb.ask([question]).row(0, named=True)
+    assert got["status"] == "answered" and got["quote"] == faithful and got["document"] == "policy.md"
+
+
 STEPS = """# Travel
 
 ## Booking a trip

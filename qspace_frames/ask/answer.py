@@ -534,14 +534,20 @@ SAME_TEXT = 4  # candidates ranked per one kept: a corpus may hold a text severa
 
 
 def distinct_texts(ranked: pl.DataFrame) -> pl.DataFrame:
-    """The ranked candidates without repeats of a text already ranked higher for the same question
-    (compared with whitespace collapsed and case folded), ranks renumbered: three renditions of one
-    sentence would otherwise fill three of the TOP_K places."""
-    same = pl.col("text").str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
+    """The ranked candidates with each text once per question, in the place of its best ranked
+    rendition, ranks renumbered: three renditions of one sentence would otherwise fill three of the
+    TOP_K places. Renditions are compared by their letters and digits alone (text extraction drops
+    quotes and spaces: 'field set to "Debian QA Group"' in HTML is 'fieldsetto Debian QA Group' in the
+    PDF), and the one quoted is the most faithful: the one that kept most characters, whitespace
+    runs counted once."""
+    same = pl.col("text").str.to_lowercase().str.replace_all(r"[^\p{L}\p{N}]+", "")
+    kept = pl.col("text").str.replace_all(r"\s+", " ").str.strip_chars().str.len_chars()
     return (
-        ranked.with_columns(same.alias("_same"))
+        ranked.with_columns(same.alias("_same"), kept.alias("_kept"))
+        .with_columns(pl.col("_rank").min().over("query_id", "_same").alias("_place"))
+        .sort(["query_id", "_place", "_kept", "_rank"], descending=[False, False, True, False])
         .unique(["query_id", "_same"], keep="first", maintain_order=True)
-        .drop("_same")
+        .drop("_same", "_kept", "_place")
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
     )
 
