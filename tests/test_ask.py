@@ -201,6 +201,18 @@ def test_a_text_held_several_times_is_quoted_from_its_most_faithful_rendition(tm
     assert got["status"] == "answered" and got["quote"] == faithful and got["document"] == "policy.md"
 
 
+def test_a_first_candidate_that_stands_out_answers_without_a_confirming_pattern(tmp_path, root):
+    """No role pattern knows "any developer", and the sentence lacks one of the question's words,
+    yet it holds most of them and scores far above the next one: it is the answer. A question most of
+    whose words no sentence holds is still declined."""
+    rule = "Any developer can second proposed wording changes."
+    doc = f"# Process\n\n{rule} The delegates merge a patch after review. Bugs are closed once resolved.\n"
+    wb = _small_corpus(tmp_path, root, {"process.md": doc})
+    got = wb.ask(["Who is allowed to second proposed wording changes to Policy?", "Who pays the annual membership fee of the committee?"])
+    assert got["status"].to_list() == ["answered", "no_answer"]
+    assert got["quote"][0] == rule
+
+
 STEPS = """# Travel
 
 ## Booking a trip

@@ -136,9 +136,9 @@ def test_ask_command_scores_a_question_set(root, tmp_path, capsys, monkeypatch):
 
 def test_the_sample_corpus_questions_hold_their_floor(wb, root):
     """The floor reached on the development set's sample-corpus questions (issue 21 raises it):
-    24 of 45 right, 21 of the 40 answerable and 3 of the 5 unanswerable declined."""
+    28 of 45 right, 25 of the 40 answerable and 3 of the 5 unanswerable declined."""
     qs = dev_set(root).filter(pl.col("corpus") == "sample_corpus")
     scored = score(qs, wb.ask(qs["question"].to_list()))
     answerable = scored.filter(pl.col("kind") != "unanswerable")
-    assert answerable["right"].sum() >= 21, answerable.filter(~pl.col("right"))["id"].to_list()
+    assert answerable["right"].sum() >= 25, answerable.filter(~pl.col("right"))["id"].to_list()
     assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= 3
