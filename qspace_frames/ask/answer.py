@@ -559,18 +559,21 @@ def _ranked(parsed: pl.DataFrame, units, leaves: pl.DataFrame, dictionary: Dicti
     return distinct_texts(ranked.filter(pl.col("_rank") < depth * SAME_TEXT)).filter(pl.col("_rank") < depth)
 
 
-def _about(parsed: pl.DataFrame, ranked: pl.DataFrame) -> pl.DataFrame:
-    """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
-    TOP_K that hold at least MIN_COVERAGE of its keyword groups (in their text, headings or
-    document name)."""
-    cands = ranked.filter(pl.col("_rank") < TOP_K)
+def _covered(parsed: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
+    """The candidates with their question's keyword groups (`_groups`) and the share of them each
+    holds in its text, headings or document name (`_coverage`)."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     return (
         cands.join(groups, on="query_id", how="left")
         .with_columns(SEARCH.alias("search"))
         .with_columns(_coverage("search", "_groups").alias("_coverage"))
-        .filter(pl.col("_coverage") >= MIN_COVERAGE)
     )
+
+
+def _about(parsed: pl.DataFrame, ranked: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
+    TOP_K that hold at least MIN_COVERAGE of its keyword groups."""
+    return _covered(parsed, ranked.filter(pl.col("_rank") < TOP_K)).filter(pl.col("_coverage") >= MIN_COVERAGE)
 
 
 ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
@@ -590,7 +593,7 @@ def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataF
         .join(parsed.select(pl.col("id").alias("query_id"), "sequence_position", "sequence_after"), on="query_id")
     )
     got = read_in_order(anchors.drop("score"), units).join(anchors.select("query_id", "score"), on="query_id")
-    chosen = got.with_columns(UNIT_QS, UNIT_QUOTE).with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
+    chosen = _quoted_whole(got)
     return _answers(parsed, chosen).filter(pl.col("status") == "answered")
 
 
@@ -675,10 +678,8 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         .sort(["query_id", "_rank"])
         .group_by("query_id", maintain_order=True)
         .first()
-        .with_columns(UNIT_QS, UNIT_QUOTE)
-        .with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
     )
-    best = pl.concat([best.select(CHOSEN), plain.select(CHOSEN)])
+    best = pl.concat([best.select(CHOSEN), _quoted_whole(plain).select(CHOSEN)])
     # a term asked to be defined: its definition among the first candidates comes first
     defined = parsed.filter(pl.col("defined_term").is_not_null())
     if defined.height:
@@ -709,19 +710,9 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame) -> pl.DataFrame:
     quoted whole."""
     first = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi").filter(pl.col("_rank") < 2)
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
-    top = (
-        first.filter(pl.col("_rank") == 0)
-        .join(second, on="query_id", how="left")
-        .join(_keyword_groups(parsed).rename({"id": "query_id"}), on="query_id", how="left")
-        .with_columns(SEARCH.alias("search"))
-        .with_columns(_coverage("search", "_groups").alias("_coverage"))
-    )
+    top = _covered(parsed, first.filter(pl.col("_rank") == 0).join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
-    return (
-        top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT)
-        .with_columns(UNIT_QS, UNIT_QUOTE)
-        .with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
-    )
+    return _quoted_whole(top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT))
 
 
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
@@ -836,6 +827,11 @@ def _indent(col: str) -> pl.Expr:
 UNIT_QS, UNIT_QUOTE = (pl.col("char_start") + _indent("text")).alias("_qs"), pl.col("text").str.strip_chars().alias("_quote")
 LINE_QS, LINE_QUOTE = (pl.col("_line_start") + _indent("_line")).alias("_qs"), pl.col("_line").str.strip_chars().alias("_quote")
 QUOTE_END = (pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe")
+
+
+def _quoted_whole(cands: pl.DataFrame) -> pl.DataFrame:
+    """The candidates quoted whole, the quote also their value (nothing cut out of it)."""
+    return cands.with_columns(UNIT_QS, UNIT_QUOTE).with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
 
 
 # where a quote is: null when nothing was answered
