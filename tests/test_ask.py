@@ -358,3 +358,65 @@ def test_a_part_that_points_back_is_answered_from_what_the_part_before_it_names(
     when, how_often = got["sub_answers"]
     assert "1 February 2025" in when["quote"], when
     assert how_often["status"] == "answered" and how_often["quote"] == "It is reviewed every year in January.", how_often
+
+
+# (question, deciding sentence, verdict): the quote denies exactly when the question does -> yes
+VERDICTS = [
+    ("May I fly first class on a long trip?", "First class air travel is prohibited.", "no"),
+    ("Can I book a domestic trip without pre-trip approval?", "Domestic travel can be booked without pre-trip approval.", "yes"),
+    ("Is it prohibited to smoke in the lab?", "Smoking is prohibited in every lab.", "yes"),
+    ("Am I required to use the machine-readable format?", "Use of this format is optional.", "no"),
+    ("May I skip the intake form?", "The intake form is optional.", "yes"),
+    ("Does Style.com honour my browser's Do Not Track setting?", "We do not currently support any Do Not Track (DNT) settings.", "no"),
+    ("Does the site honour Do Not Track?", "The site honours Do Not Track signals.", "yes"),
+    ("Must invoices be paid within 30 days?", "Invoices must be paid no later than 30 days after receipt.", "yes"),
+    ("Is it OK to put a License field without a Copyright field?", "It is valid to do so, but Copyright alone is not sufficient.", "yes"),
+    ("Is Flotek restricted from buying from other suppliers?", "Flotek shall not be restricted from purchasing any product.", "no"),
+    ("Is it ever fine for errors to pass silently?", "Errors should never pass silently.", "no"),
+    ("Are tests allowed to modify the source tree?", "Tests may not modify the source tree.", "no"),
+    ("No person may enter, right?", "No person may enter the vault alone.", None),  # not a yes/no question: no verdict
+    ("When is the report due?", "The report is due on March 1.", None),
+    (
+        "Under the Accuray agreement, does Siemens have to meet minimum purchases?",
+        "Distributor shall not be subject to any minimum purchase requirements.",
+        "no",
+    ),
+    ("If I subscribe, can they sell my postal address?", "If you subscribe, we may sell lists containing your postal address.", "yes"),
+    ("When I leave, what happens to my laptop?", "Laptops must be returned on the last day.", None),
+]
+
+
+@pytest.mark.parametrize("question,quote,expected", VERDICTS)
+def test_a_yes_no_verdict_follows_the_denials_of_question_and_quote(question, quote, expected):
+    from qspace_frames.ask.answer import verdict
+
+    got = pl.DataFrame({"question": [question], "quote": [quote]}).select(verdict())["verdict"][0]
+    assert got == expected
+
+
+def test_a_yes_no_question_is_answered_yes_or_no_with_the_sentence_that_decides_it(tmp_path, root):
+    """Through `ask` on a small corpus: the verdict comes with the quote and its citation, in the
+    JSON output and in a compound question's parts; a question that is not yes/no has none."""
+    doc = (
+        "# Travel\n\nFirst class air travel is prohibited on every trip.\n\n"
+        "Domestic travel can be booked without pre-trip approval.\n\n"
+        "Receipts are kept for seven years by the finance team.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"travel.md": doc})
+    got = wb.ask(
+        [
+            "May I fly first class on a long trip?",
+            "Can I book domestic travel without pre-trip approval?",
+            "How long are receipts kept by the finance team?",
+            "Is first class air travel prohibited, and how long are receipts kept by the finance team?",
+        ]
+    )
+    assert got["status"].to_list() == ["answered", "answered", "answered", "compound"]
+    assert got["verdict"].to_list()[:3] == ["no", "yes", None]
+    data = to_json(got)
+    jsonschema.validate(data, ANSWER_JSON_SCHEMA)
+    assert data[0]["quote"] == "First class air travel is prohibited on every trip." and data[0]["verdict"] == "no"
+    assert [(p["status"], p["verdict"]) for p in data[3]["sub_answers"]] == [("answered", "yes"), ("answered", None)]
+    from qspace_frames.ask.answer import to_text
+
+    assert "A: No. First class air travel is prohibited" in to_text(got)

@@ -450,3 +450,12 @@ def test_retrieval_patterns_compile_and_confirm(dictionary, answer_type):
 def test_answer_pattern_unknown_type(dictionary):
     with pytest.raises(KeyError, match="unknown answer type"):
         answer_pattern("colour", dictionary)
+
+
+def test_a_vague_question_is_offered_the_concepts_its_ambiguous_keyword_may_mean(dictionary):
+    """'cap' is a keyword of two concepts: a vague question naming it is asked which one, a clear
+    question or one without an ambiguous keyword is offered nothing."""
+    got = parse_questions(["What is the cap?", "Who approves it?", "What is the hotel cap per night in London?"], dictionary)
+    assert got["clarification_options"].to_list() == [["per diem", "threshold"], [], []]
+    assert got["suggested_clarification"][0].endswith("Do you mean per diem or threshold?")
+    assert got["suggested_clarification"][2] is None

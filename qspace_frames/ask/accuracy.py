@@ -27,6 +27,7 @@ QUESTION_SET = {
     "corpus": pl.String,
     "document": pl.String,
     "split": pl.String,
+    "yes_no": pl.String,  # a yes/no question's expected verdict: yes | no
 }
 SPLITS = ("dev", "holdout")
 # why a question was judged as it was, in the order a reader checks them
@@ -56,6 +57,8 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
             answers = rec.get("answers", [])
             if not isinstance(answers, list) or not all(isinstance(a, str) and a.strip() for a in answers):
                 raise QuestionSetError(f"{where}: key 'answers' must be a list of non-empty strings")
+            if rec.get("yes_no") not in (None, "yes", "no"):
+                raise QuestionSetError(f"{where}: key 'yes_no' must be yes or no")
             if rec.get("split", "dev") not in SPLITS:
                 raise QuestionSetError(f"{where}: key 'split' must be one of {', '.join(SPLITS)}")
             rows.append({k: rec.get(k) for k in QUESTION_SET} | {"answers": answers, "split": rec.get("split", "dev")})
@@ -105,6 +108,9 @@ def score(questions: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
                 "quote": a["quote"],
                 "right": outcome in ("right", "declined rightly"),
                 "outcome": outcome,
+                # the verdict given, and whether it is the expected one (null when either is missing)
+                "verdict": a["verdict"],
+                "verdict_right": a["verdict"] == q["yes_no"] if a["verdict"] and q["yes_no"] else None,
             }
         )
     return pl.DataFrame(
@@ -117,6 +123,8 @@ def score(questions: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
             "quote": pl.String,
             "right": pl.Boolean,
             "outcome": pl.String,
+            "verdict": pl.String,
+            "verdict_right": pl.Boolean,
         },
     )
 
@@ -134,4 +142,21 @@ def by_kind(scored: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("right").sum().cast(pl.Int64).alias("right"), pl.len().cast(pl.Int64).alias("questions"))
         .with_columns((pl.col("right") / pl.col("questions")).round(3).alias("accuracy"))
         .sort("split", pl.col("kind") == ANSWERABLE, "kind")
+    )
+
+
+def verdicts(scored: pl.DataFrame) -> pl.DataFrame:
+    """Per split, the yes/no questions with an expected verdict: how many got a verdict, how many
+    the expected one, and the same among those whose quote was right (the sentence that decides)."""
+    yn = scored.filter(pl.col("kind") == "yes_no")
+    return (
+        yn.group_by("split")
+        .agg(
+            pl.len().alias("questions"),
+            pl.col("verdict").is_not_null().sum().alias("with_verdict"),
+            pl.col("verdict_right").fill_null(False).sum().alias("verdict_right"),
+            pl.col("right").sum().alias("quote_right"),
+            (pl.col("right") & pl.col("verdict_right").fill_null(False)).sum().alias("both_right"),
+        )
+        .sort("split")
     )

@@ -23,7 +23,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
 from .parse import POSITION, parse_questions
-from .rules import MODAL, NAMES, YES_NO_QUESTION
+from .rules import BUT, DENIAL, MODAL, NAMES, NOT_DENIAL, NOT_REQUIRED, PERMISSION_QUESTION, YES_NO_AFTER_CLAUSE, YES_NO_QUESTION
 from .sequence import read_in_order
 
 # a question, its status, and what answers it, cited: an answer's first columns, and each part of
@@ -38,6 +38,7 @@ SUB_ANSWER = {
     "heading_path": pl.List(pl.String),
     "char_start": pl.Int64,
     "char_end": pl.Int64,
+    "verdict": pl.String,  # a yes/no question's: yes | no, decided by the quote (`verdict`)
 }
 ANSWERS = {
     "id": pl.String,
@@ -419,6 +420,32 @@ def _yes_no() -> pl.Expr:
     return pl.col("question").str.contains(YES_NO_QUESTION)
 
 
+def _denies(text: pl.Expr) -> pl.Expr:
+    """Whether a text denies (rules.DENIAL): lower-case words only, a sentence's first letter
+    lowered, the phrases of NOT_DENIAL removed."""
+    t = text.fill_null("").str.strip_chars_start()
+    t = pl.concat_str(t.str.head(1).str.to_lowercase(), t.str.slice(1))
+    return t.str.replace_all(NOT_DENIAL, " ").str.contains(DENIAL)
+
+
+def verdict(question: str = "question", quote: str = "quote") -> pl.Expr:
+    """A yes/no question's verdict from the sentence quoted for it: "yes" when the quote denies
+    exactly when the question does, else "no"; a quote saying something is not required permits it
+    ("May I skip the form?": "The form is optional." -> yes). Null for other questions and for no quote."""
+    main = pl.col(quote).str.replace(BUT, "")  # "X is valid, but Y alone is not": the main clause decides
+    not_required = main.str.contains(f"(?i){NOT_REQUIRED}")
+    permits = pl.col(question).str.contains(PERMISSION_QUESTION)
+    denied = pl.when(not_required).then(~permits).otherwise(_denies(main))
+    return (
+        pl.when(
+            (pl.col(question).str.contains(YES_NO_QUESTION) | pl.col(question).str.contains(YES_NO_AFTER_CLAUSE))
+            & pl.col(quote).is_not_null()
+        )
+        .then(pl.when(denied == _denies(pl.col(question))).then(pl.lit("yes")).otherwise(pl.lit("no")))
+        .alias("verdict")
+    )
+
+
 def _boost_bound() -> pl.Expr:
     """The most a question's boosts can multiply a score by (over `hints` columns): the jurisdiction,
     amount, answer-type and rule boosts only apply to questions that name a jurisdiction, state an
@@ -739,6 +766,7 @@ def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("quote").is_not_null()).then(pl.lit("answered")).otherwise(pl.lit("no_answer")).alias("status"),
         # free text has no value to cut out: the answer is the confirmed line itself
         pl.when(pl.col("answer_type") == "text").then(pl.col("quote")).otherwise(pl.col("answer")).alias("answer"),
+        verdict(),
     )
 
 
@@ -846,13 +874,14 @@ CITATION_SCHEMA = {
         "char_end": {"type": "integer", "minimum": 0},
     },
 }
+VERDICT_SCHEMA = {"enum": ["yes", "no", None], "description": "a yes/no question's answer, decided by the quote"}
 # The --json output of `qspace ask`: a list of answers, each an object with these keys.
 ANSWER_JSON_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "array",
     "items": {
         "type": "object",
-        "required": ["id", "question", "status", "answer", "quote", "citation", "answer_type", "clarification", "sub_answers"],
+        "required": ["id", "question", "status", "answer", "quote", "citation", "verdict", "answer_type", "clarification", "sub_answers"],
         "additionalProperties": False,
         "properties": {
             "id": {"type": "string"},
@@ -861,6 +890,7 @@ ANSWER_JSON_SCHEMA = {
             "answer": {"type": ["string", "null"], "description": "the value the answer type's pattern confirmed"},
             "quote": {"type": ["string", "null"], "description": "verbatim document text at the citation's offsets"},
             "citation": CITATION_SCHEMA,
+            "verdict": VERDICT_SCHEMA,
             "answer_type": {"type": "string"},
             "clarification": {"type": ["string", "null"]},
             "sub_answers": {
@@ -868,7 +898,7 @@ ANSWER_JSON_SCHEMA = {
                 "description": "each part of a compound question, answered on its own",
                 "items": {
                     "type": "object",
-                    "required": ["question", "status", "answer", "quote", "citation"],
+                    "required": ["question", "status", "answer", "quote", "citation", "verdict"],
                     "additionalProperties": False,
                     "properties": {
                         "question": {"type": "string"},
@@ -876,6 +906,7 @@ ANSWER_JSON_SCHEMA = {
                         "answer": {"type": ["string", "null"]},
                         "quote": {"type": ["string", "null"]},
                         "citation": CITATION_SCHEMA,
+                        "verdict": VERDICT_SCHEMA,
                     },
                 },
             },
@@ -888,7 +919,14 @@ def _cited(r: dict) -> dict:
     """question, status, answer, quote and citation of an answer (or of a part of a compound one)."""
     where = ("document", "page", "heading_path", "char_start", "char_end")
     citation = {k: r[k] for k in where} | {"heading_path": r["heading_path"] or []} if r["status"] == "answered" else None
-    return {"question": r["question"], "status": r["status"], "answer": r["answer"], "quote": r["quote"], "citation": citation}
+    return {
+        "question": r["question"],
+        "status": r["status"],
+        "answer": r["answer"],
+        "quote": r["quote"],
+        "citation": citation,
+        "verdict": r["verdict"] if r["status"] == "answered" else None,
+    }
 
 
 def to_json(answers: pl.DataFrame) -> list[dict]:
@@ -916,12 +954,14 @@ def to_text(answers: pl.DataFrame) -> str:
     for r in answers.iter_rows(named=True):
         lines.append(f"Q: {r['question']}")
         if r["status"] == "answered":
-            lines += [f"A: {r['answer']}", f'   "{r["quote"]}"', f"   {_where(r)}"]
+            said = f"{r['verdict'].capitalize()}. {r['answer']}" if r["verdict"] else r["answer"]
+            lines += [f"A: {said}", f'   "{r["quote"]}"', f"   {_where(r)}"]
         elif r["status"] == "clarification":
             lines.append(f"Clarification needed: {r['clarification']}")
         elif r["status"] == "compound":
             for s in r["sub_answers"] or []:
                 said = f'"{s["quote"]}" {_where(s)}' if s["status"] == "answered" else "no answer found"
+                said = f"{s['verdict'].capitalize()}. {said}" if s["status"] == "answered" and s["verdict"] else said
                 lines.append(f"  - {s['question']} -> {said}")
         else:
             lines.append("No answer found (nothing in the corpus confirms an answer of the expected type).")

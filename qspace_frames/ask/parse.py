@@ -116,6 +116,7 @@ QUESTIONS = {
     "sub_questions": pl.List(pl.String),
     "condition": pl.String,
     "suggested_clarification": pl.String,
+    "clarification_options": pl.List(pl.String),  # the competing concepts a vague question may mean (at most 3)
     "ambiguity_reason": pl.String,
     "sequence_position": pl.Int64,  # the Nth item asked for ("the second step": 2), -1 for the last; null
     "sequence_after": pl.String,  # the step a "what comes after X" question names (X); null
@@ -788,6 +789,33 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     return pl.coalesce(reasons), pl.coalesce(clarify)
 
 
+MAX_OPTIONS = 3  # concepts offered back at most
+
+
+def _offer_options(f: pl.DataFrame, d: Dictionary) -> pl.DataFrame:
+    """A question sent back for clarification whose dictionary keyword stays ambiguous ("What is the
+    cap?": a threshold or a per diem) is offered the competing concepts (`clarification_options`,
+    the first ambiguous keyword's, at most MAX_OPTIONS, in name order), named in its clarification."""
+    concepts = (
+        d.keywords.select(pl.col("keyword").str.to_lowercase(), "concept")
+        .unique()
+        .sort("keyword", "concept")
+        .group_by("keyword", maintain_order=True)
+        .agg(pl.col("concept").head(MAX_OPTIONS).alias("clarification_options"))
+    )
+    first = pl.col("dictionary_ambiguities").list.first().str.to_lowercase()
+    f = f.with_columns(pl.when(pl.col("suggested_clarification").is_not_null()).then(first).alias("_ambiguous"))
+    f = f.join(concepts, left_on="_ambiguous", right_on="keyword", how="left")
+    opts = pl.col("clarification_options")
+    said = pl.concat_str(opts.list.head(opts.list.len() - 1).list.join(", "), pl.lit(" or "), opts.list.last())
+    return f.with_columns(
+        pl.when(opts.list.len() > 1)
+        .then(pl.concat_str(pl.col("suggested_clarification"), pl.lit(" Do you mean "), said, pl.lit("?")))
+        .otherwise(pl.col("suggested_clarification"))
+        .alias("suggested_clarification")
+    )
+
+
 # ---- order: the Nth item of a list, what comes after a step --------------------------------------
 
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
@@ -916,6 +944,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
         clarification.alias("suggested_clarification"),
         pl.col("condition").alias("scope_condition"),
     )
+    f = _offer_options(f, d)
     empty_lists = {c: pl.col(c).fill_null(pl.lit([], dtype=t)) for c, t in QUESTIONS.items() if isinstance(t, pl.List)}
     f = f.with_columns(**empty_lists)
     return f.select([pl.col(c).cast(t) for c, t in QUESTIONS.items()])

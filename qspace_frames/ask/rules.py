@@ -495,3 +495,25 @@ MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|r
 # documents ("Under the Accuray distributor agreement with Siemens, ..."), which say which document
 # the answer is in more than which of its sentences
 NAMES = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*"
+
+# yes/no verdicts (answer.verdict): a yes/no question is answered "yes" when its deciding sentence
+# denies what the question asks as much as the question itself does, "no" otherwise ("May I fly first
+# class?": "First class air travel is prohibited." -> no; "Is it prohibited to ...?": "... is
+# prohibited" -> yes). A denial: a negated modal or verb, a prohibition, "never", "no obligation".
+# Matched on lower-case words only, so a name written in capitals ("Do Not Track") denies nothing.
+DENIAL = (
+    r"\b(?:must|shall|may|can|could|will|would|should|need|does|do|did|is|are|was|were|has|have) not\b"
+    r"|\b(?:cannot|can't|won't|shouldn't|needn't|doesn't|don't|didn't|isn't|aren't|wasn't|weren't|hasn't|haven't|never|neither|nor|none|nobody|nothing)\b"
+    r"|\b(?:prohibited|forbidden|barred|disallowed|not permitted|not allowed|not be|not to)\b"
+    r"|\bno (?:one|person|party|employee|obligation|right|need|longer)\b|^no\b"
+)
+# phrases holding "no" or "not" that deny nothing ("no later than 30 days", "not only")
+NOT_DENIAL = r"\b(?:no|not) (?:later|earlier|more|less|fewer|sooner) than\b|\bnot only\b|\bwhether or not\b"
+# a sentence saying something is not required answers "must I ...?" with no, but "may I ...?" with yes
+NOT_REQUIRED = r"\b(?:optional|not required|need not|needn't|not obliged|not necessary|not mandatory|no obligation)\b"
+# a yes/no question after a leading phrase or condition ("Under the Accuray agreement, does Siemens
+# have to ...?", "If I subscribe, can they sell my address?"): a verdict is given to it too
+YES_NO_AFTER_CLAUSE = r"(?i),\s*(?:can|may|must|should|is|are|am|do|does|will|could|would|need|has|have)\s+(?:i|we|you|they|it|he|she|the|a|an|my|our|their|its|this|that|these|those|\p{Lu}\w*)\b"
+# what follows the main clause of a deciding sentence ("X is valid, but Y alone is not")
+BUT = r"(?:[,;]\s*but|;\s*however,?)\s.*$"
+PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable)\b"
