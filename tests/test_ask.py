@@ -420,3 +420,30 @@ def test_a_yes_no_question_is_answered_yes_or_no_with_the_sentence_that_decides_
     from qspace_frames.ask.answer import to_text
 
     assert "A: No. First class air travel is prohibited" in to_text(got)
+
+
+def test_a_question_naming_a_party_is_answered_from_the_documents_naming_it(tmp_path, root):
+    """Three sites' privacy policies: a question naming one is answered from it, and declined when the
+    named one says nothing about it although another states it in the question's own words (its
+    sentence is no answer about the named site): the rarer name, "Bolt Media", outweighs "Safe Harbor"."""
+    acme = (
+        "# Acme Widgets privacy policy\n\nAcme Widgets keeps order records for seven years.\n\n"
+        "Acme Widgets participates in the EU Safe Harbor program and is certified under it.\n"
+    )
+    bolt = "# Bolt Media privacy policy\n\nBolt Media stores your data for as long as your account is open.\n"
+    cobalt = "# Cobalt Games privacy policy\n\nCobalt Games follows the EU Safe Harbor principles for transfers.\n"
+    wb = _small_corpus(tmp_path, root, {"acme.md": acme, "bolt.md": bolt, "cobalt.md": cobalt})
+    got = wb.ask(["How long does Bolt Media keep my data?", "Is Bolt Media certified under the EU Safe Harbor program?"])
+    assert got["status"].to_list() == ["answered", "no_answer"]
+    assert got["document"][0] == "bolt.md" and got["quote"][0].startswith("Bolt Media stores your data")
+    from qspace_frames.ask.answer import named_documents
+    from qspace_frames.ask.parse import parse_questions
+
+    units, _ = wb.ask_corpus()
+    docs = dict(wb.read("corpus", "inventory").select("doc_id", "path").rows())
+    scope = named_documents(
+        parse_questions(["Is Bolt Media certified?", "Who keeps order records?", "Do Bolt Media or Acme Widgets sell data?"]), units
+    )
+    by_q = {q: sorted(docs[d] for d in g["doc_id"]) for (q,), g in scope.group_by(["query_id"])}
+    # a name held by one document scopes to it; no name, or names held alike, leaves every document
+    assert by_q == {"q1": ["bolt.md"], "q2": ["acme.md", "bolt.md", "cobalt.md"], "q3": ["acme.md", "bolt.md"]}

@@ -483,7 +483,8 @@ def rank_candidates(
     names = pl.when(pl.col("answer_type").is_in(CONTACT_TYPES) | (docs is not None)).then(pl.lit("")).otherwise(_names() + " " + context)
     queries = _search_text(parsed, dictionary).join(parsed.select("id", names.alias("names")), on="id")
     queries = queries.select(pl.col("id").alias("query_id"), (pl.col("search") + " " + pl.col("names")).alias("question"), "names")
-    queries = queries.join(docs, on="query_id") if docs is not None else queries.join(units.select("doc_id").unique(), how="cross")
+    # a question naming a party, product or document is answered from the documents naming it
+    queries = queries.join(docs if docs is not None else named_documents(parsed, units), on="query_id")
     hints = parsed.select(
         pl.col("id").alias("query_id"),
         *SCOPE_HINTS,
@@ -544,6 +545,56 @@ def rank_candidates(
         .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
     )
+
+
+MIN_NAME = 3  # letters of a name that scopes a question (not "I", "EU" is)
+
+
+def named_documents(parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id): the documents each question may be answered from. A question's names
+    (rules.NAMES after its first word, and those of the whole question a part belongs to) that some
+    documents hold and others do not say which documents it is about: it is answered from those
+    holding most of them ("Is the Pittsburgh Post-Gazette certified under Safe Harbor?" not from
+    another site's policy). A question with no such name may be answered from any document."""
+    context = pl.col("context").fill_null("") if "context" in parsed.columns else pl.lit("")
+    text = pl.concat_str(pl.col("question").str.replace(r"^\W*\w+", ""), context, separator=" ")
+    names = (
+        parsed.select(pl.col("id").alias("query_id"), text.str.extract_all(NAMES).alias("_name"))
+        .explode("_name")
+        .filter((pl.col("_name").str.len_chars() >= MIN_NAME) & ~pl.col("_name").str.contains(r"^I'"))  # not "I've"
+        .with_columns(pl.col("_name").str.to_lowercase())
+        .unique()
+    )
+    all_docs = units.select("doc_id").unique()
+    ids = parsed.select(pl.col("id").alias("query_id"))
+    if names.is_empty():
+        return ids.join(all_docs, how="cross")
+    wanted = names["_name"].unique().sort().to_list()
+    held = (
+        units.group_by("doc_id")
+        .agg(pl.col("text").str.join(" ").str.to_lowercase().alias("_text"))
+        .select("doc_id", pl.col("_text").str.extract_many(wanted).list.unique().alias("_name"))
+        .explode("_name")
+        .drop_nulls()
+    )
+    # a name every document holds, or none, says nothing about which one; a rare name says more than
+    # a common one ("Post-Gazette" more than "Safe Harbor"): a document counts the IDF of the names it holds
+    idf = (
+        held.group_by("_name")
+        .agg(pl.len().alias("_n"))
+        .filter(pl.col("_n") < all_docs.height)
+        .select("_name", (all_docs.height / pl.col("_n")).log().alias("_idf"))
+    )
+    counts = (
+        names.join(idf, on="_name")
+        .join(held, on="_name")
+        .group_by("query_id", "doc_id")
+        .agg(pl.col("_idf").sum().alias("_held"))
+        .filter(pl.col("_held") >= pl.col("_held").max().over("query_id") - 1e-9)
+        .select("query_id", "doc_id")
+    )
+    free = ids.join(counts, on="query_id", how="anti").join(all_docs, how="cross")
+    return pl.concat([counts, free])
 
 
 def _type_patterns(dictionary: Dictionary | None) -> pl.DataFrame:
