@@ -447,3 +447,46 @@ def test_a_question_naming_a_party_is_answered_from_the_documents_naming_it(tmp_
     by_q = {q: sorted(docs[d] for d in g["doc_id"]) for (q,), g in scope.group_by(["query_id"])}
     # a name held by one document scopes to it; no name, or names held alike, leaves every document
     assert by_q == {"q1": ["bolt.md"], "q2": ["acme.md", "bolt.md", "cobalt.md"], "q3": ["acme.md", "bolt.md"]}
+
+
+def test_a_named_or_numbered_sheet_restricts_the_answer_to_that_sheet(tmp_path, root):
+    """Two sheets hold a limit for the same role, the second in more of the question's words: the
+    sheet the question names or numbers is the one quoted."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.title = "Domestic"
+    book.active.append(["Role", "Limit"])
+    book.active.append(["Team lead", "EUR 5,000"])
+    abroad = book.create_sheet("International")
+    abroad.append(["Role", "Limit"])
+    abroad.append(["Team lead spending limit for team lead purchases", "EUR 7,500"])
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    book.save(corpus / "limits.xlsx")
+    (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
+    wb = Workbench(
+        params_file=str(tmp_path / "p.yaml"), corpus_arg=str(corpus), run_name="s", project_root=root, reports_dir=tmp_path / "r"
+    )
+    got = wb.ask(
+        [
+            "What is the team lead spending limit on the Domestic sheet?",
+            "What is the team lead spending limit on sheet 1?",
+            "What is the team lead spending limit on sheet 2?",
+        ]
+    )
+    assert got["status"].to_list() == ["answered"] * 3
+    assert ["5,000" in q for q in got["quote"]] == [True, True, False]
+    assert got["page"].to_list() == [1, 1, 2]
+
+
+def test_a_question_about_a_period_prefers_the_text_of_that_period(tmp_path, root):
+    """Three budgets state the same line for different years: the year of the question's period ("FY26",
+    which no word of the documents is) in the text, its headings or the document's name decides."""
+    files = {
+        f"budget_fy{y}.md": f"# Budget guidelines FY{y}\n\nThe travel budget per team is EUR {amount} for the year.\n"
+        for y, amount in ((2025, "40,000"), (2026, "55,000"), (2027, "61,000"))
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    got = wb.ask(["What is the travel budget per team for FY26?", "What was the travel budget per team in FY25?"])
+    assert got["document"].to_list() == ["budget_fy2026.md", "budget_fy2025.md"]

@@ -240,20 +240,38 @@ def _coverage(text: str, groups: str) -> pl.Expr:
     return pl.struct(text, groups).map_batches(cov, return_dtype=pl.Float64)
 
 
-SCOPE_HINTS = ("pages_hint", "slides_hint", "toc_section_hint", "layout_hint")  # what `in_scope` reads of a question
+SCOPE_HINTS = ("pages_hint", "slides_hint", "sheets_hint", "toc_section_hint", "layout_hint")  # what `in_scope` reads of a question
 PINNED = (
     (pl.col("pages_hint").list.len() > 0)
     | (pl.col("slides_hint").list.len() > 0)
+    | (pl.col("sheets_hint").list.len() > 0)
     | pl.col("toc_section_hint").is_not_null()
     | (pl.col("layout_hint") == "table")
 )  # a question `in_scope` may reject candidates of
 
 
+WORKBOOK = r"(?i)\.(?:xlsx|xlsm|xltx|xltm)$"  # documents with sheets (a sheet is a page titled by its name)
+
+
+def _on_sheet() -> pl.Expr:
+    """A workbook's unit on a sheet the question names ("the Thresholds sheet": its title holds the
+    name) or numbers ("sheet 2": its page)."""
+    title = pl.col("heading_path").list.first().fill_null("").str.to_lowercase()
+    named = pl.col("sheets_hint").list.eval(pl.element().str.to_lowercase())
+    numbered = pl.col("sheets_hint").list.eval(pl.element().cast(pl.Int64, strict=False)).list.drop_nulls()
+    by_name = pl.struct(title.alias("t"), named.alias("n")).map_batches(
+        lambda s: pl.Series([any(n in r["t"] for n in r["n"] if not n.isdigit()) for r in s.to_list()], dtype=pl.Boolean),
+        return_dtype=pl.Boolean,
+    )
+    return pl.col("document").str.contains(WORKBOOK) & (by_name | numbered.list.contains(pl.col("page")))
+
+
 def in_scope() -> pl.Expr:
-    """Pinned pages, slides, sections and layout: a candidate outside them is not an answer."""
+    """Pinned pages, slides, sheets, sections and layout: a candidate outside them is not an answer."""
     heading = pl.col("heading_path").list.join(" ").str.to_lowercase()
     return (
         ((pl.col("pages_hint").list.len() == 0) | pl.col("pages_hint").list.contains(pl.col("page")))
+        & ((pl.col("sheets_hint").list.len() == 0) | _on_sheet())
         & ((pl.col("slides_hint").list.len() == 0) | pl.col("slides_hint").list.contains(pl.col("page")))
         & (pl.col("toc_section_hint").is_null() | heading.str.contains(pl.col("toc_section_hint").str.to_lowercase(), literal=True))
         & (pl.col("layout_hint").is_null() | (pl.col("layout_hint") != "table") | (pl.col("kind") == "table_row"))
@@ -404,6 +422,9 @@ def _search_scores(
 # matched ("a fax number": a line with one), a rule stated for a yes/no question ("can I ...":
 # "must not")
 LEAF_BOOST, JURISDICTION_BOOST, TYPE_BOOST, MODAL_BOOST = 0.5, 0.5, 0.5, 0.25
+# ... and one whose text, headings or document name states a year of the question's period ("the
+# FY2026 budget", "revenue in Q1 2025")
+PERIOD_BOOST = 0.5
 # the words of a question's names (rules.NAMES) weigh this much in BM25 ("Buffalo Wild Wings"
 # otherwise ranks the contract's preamble first for every question about it). With the type and
 # rule boosts: the expected sentence among the first TOP_K for 77 -> 78 of 137 development
@@ -456,7 +477,28 @@ def _boost_bound() -> pl.Expr:
         * pl.when(pl.col("_numbers").list.len() > 0).then(2.0).otherwise(1.0)
         * pl.when(pl.col("_rx").is_not_null()).then(1 + TYPE_BOOST).otherwise(1.0)
         * pl.when(pl.col("_yes_no")).then(1 + MODAL_BOOST).otherwise(1.0)
+        * pl.when(pl.col("scope_date_from").is_not_null()).then(1 + PERIOD_BOOST).otherwise(1.0)
     )
+
+
+YEAR = r"(?:^|\D)((?:19|20)\d{2})(?:\D|$)"
+
+
+def _in_period() -> pl.Expr:
+    """Whether a unit (with its headings and document name) states a year of the question's period
+    (scope_date_from to scope_date_to)."""
+    years = pl.concat_str([pl.col("text"), CONTEXT], separator=" ").str.extract_all(YEAR)
+    years = years.list.eval(pl.element().str.extract(r"(\d{4})", 1).cast(pl.Int32))
+    lo, hi = pl.col("scope_date_from").dt.year(), pl.col("scope_date_to").dt.year()
+    return (
+        pl.when(pl.col("scope_date_from").is_null())
+        .then(False)
+        .otherwise(pl.struct(years.alias("y"), lo.alias("lo"), hi.alias("hi")).map_batches(_any_year, return_dtype=pl.Boolean))
+    )
+
+
+def _any_year(s: pl.Series) -> pl.Series:
+    return pl.Series([r["lo"] is not None and any(r["lo"] <= y <= r["hi"] for y in r["y"] or []) for r in s.to_list()], dtype=pl.Boolean)
 
 
 def rank_candidates(
@@ -489,6 +531,8 @@ def rank_candidates(
         pl.col("id").alias("query_id"),
         *SCOPE_HINTS,
         "scope_jurisdictions",
+        "scope_date_from",
+        "scope_date_to",
         "answer_type",
         "keywords",
         _stated_values("question").alias("_numbers"),
@@ -503,7 +547,7 @@ def rank_candidates(
     # score even boosted as much as the question's boosts can (`_boost_bound`) is dropped before the boosts are computed
     pins = parsed.select(pl.col("id").alias("query_id"), *SCOPE_HINTS).filter(PINNED)
     if pins.height:
-        scope = ["page", "heading_path", "kind"]
+        scope = ["page", "heading_path", "kind", "document"]
         pinned = scored.join(pins, on="query_id").join(units.select("doc_id", "chunk", *scope), on=["doc_id", "chunk"])
         scored = pl.concat([scored.join(pins, on="query_id", how="anti"), pinned.filter(in_scope()).select(scored.columns)])
     cands = scored
@@ -539,9 +583,10 @@ def rank_candidates(
                 * (1 + pl.col("_shared") / pl.max_horizontal(pl.col("_numbers").list.len(), pl.lit(1)))
                 * (1 + TYPE_BOOST * pl.col("text").str.contains(pl.col("_rx")).fill_null(False).cast(pl.Float64))
                 * (1 + MODAL_BOOST * (pl.col("_yes_no") & pl.col("text").str.contains(MODAL)).cast(pl.Float64))
+                * (1 + PERIOD_BOOST * _in_period().cast(pl.Float64))
             ).alias("score")
         )
-        .drop("_shared", "_numbers", "_rx", "_yes_no")
+        .drop("_shared", "_numbers", "_rx", "_yes_no", "scope_date_from", "scope_date_to")
         .sort(["query_id", "score", "doc_id", "char_start"], descending=[False, True, False, False])
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
     )
