@@ -490,3 +490,26 @@ def test_a_question_about_a_period_prefers_the_text_of_that_period(tmp_path, roo
     wb = _small_corpus(tmp_path, root, files)
     got = wb.ask(["What is the travel budget per team for FY26?", "What was the travel budget per team in FY25?"])
     assert got["document"].to_list() == ["budget_fy2026.md", "budget_fy2025.md"]
+
+
+def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
+    """'..., and how can I contact them?': 'them' is the approver the first part found, so the
+    second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a
+    sequence too: its second part holds only if the first does."""
+    doc = (
+        "# Purchasing\n\nPurchases over $25,000 must be approved by the Chief Financial Officer.\n\n"
+        "The Facilities Manager can be reached at facilities@example.com.\n\n"
+        "The Chief Financial Officer can be reached at cfo@example.com.\n\n"
+        "Questions about travel go to travel@example.com.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"purchasing.md": doc})
+    got = to_json(wb.ask(["Who approves purchases over $25,000, and how can I contact them?"]))[0]
+    assert got["status"] == "compound"
+    first, second = got["sub_answers"]
+    assert first["answer"] == "Chief Financial Officer" and second["question"] == "How can I contact them?"
+    assert "cfo@example.com" in second["quote"]
+    from qspace_frames.ask.parse import parse_questions
+
+    split = parse_questions(["Can I carry over unused leave, and if so how many days?"]).row(0, named=True)
+    assert split["decomposition_pattern"] == "sequential"
+    assert split["sub_questions"] == ["Can I carry over unused leave?", "How many days?"]

@@ -23,7 +23,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
 from .parse import POSITION, parse_questions
-from .rules import BUT, DENIAL, MODAL, NAMES, NOT_DENIAL, NOT_REQUIRED, PERMISSION_QUESTION, YES_NO_AFTER_CLAUSE, YES_NO_QUESTION
+from .rules import BUT, DENIAL, MODAL, NAMES, NOT_DENIAL, NOT_REQUIRED, PERMISSION_QUESTION, PRONOUNS, YES_NO_AFTER_CLAUSE, YES_NO_QUESTION
 from .sequence import read_in_order
 
 # a question, its status, and what answers it, cited: an answer's first columns, and each part of
@@ -327,7 +327,8 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
     rows += [_answer_simple(simple_q, ranked, dictionary)] if simple_q.height else []
     if subs.height:
-        sub_ans = _answer_simple(sub_parsed, ranked, dictionary).rename({"id": "sub_id", "question": "_asked"})
+        sub_ans = _answer_simple(sub_parsed, ranked, dictionary)
+        sub_ans = _substituted(subs, sub_parsed, sub_ans, units, leaves, dictionary, p).rename({"id": "sub_id", "question": "_asked"})
         answered = pl.col("status") == "answered"
         gathered = (
             subs.join(sub_ans, on="sub_id", how="left")
@@ -369,6 +370,44 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         out.join(order, on="id")
         .sort("_o")
         .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    )
+
+
+MAX_SUBSTITUTE_WORDS = 8  # a part's answer short enough to stand in for a pronoun ("the Chief Financial Officer")
+
+
+def _substituted(subs, sub_parsed, sub_ans, units, leaves, dictionary, p) -> pl.DataFrame:
+    """The parts' answers, those of a sequence's later parts asked again with the part before's
+    answer in place of their pronoun ("Who approves purchases over $25,000, and how can I contact
+    them?": "How can I contact Chief Financial Officer?"). A part whose part before has no short
+    answer, or that has no pronoun, keeps its answer."""
+    # only a person's or a body's name stands in for "them" ("When did the matrix take effect, and how
+    # often is it reviewed?": "it" is the matrix, not the date)
+    before = sub_ans.filter(pl.col("answer_type") == "role").select(pl.col("id").alias("_prev_id"), pl.col("answer").alias("_prev"))
+    seq = (
+        subs.filter(pl.col("decomposition_pattern") == "sequential")
+        .with_columns(
+            (pl.col("id") + "/" + (pl.col("sub_id").str.extract(r"/(\d+)$").cast(pl.Int64) - 1).cast(pl.String)).alias("_prev_id")
+        )
+        .join(before, on="_prev_id")
+        .filter(
+            pl.col("_prev").is_not_null()
+            & (pl.col("_prev").str.count_matches(r"\S+") <= MAX_SUBSTITUTE_WORDS)
+            & pl.col("sub_questions").str.contains(f"(?i){PRONOUNS}")
+        )
+        .select(pl.col("sub_id").alias("id"), pl.col("sub_questions").str.replace(f"(?i){PRONOUNS}", pl.col("_prev")).alias("question"))
+    )
+    if seq.is_empty():
+        return sub_ans
+    again = parse_questions(seq, dictionary).join(sub_parsed.select("id", "context"), on="id")
+    ranked = _ranked(again, units, leaves, dictionary, p, SHOWN_DEPTH)
+    got = _answer_simple(again, ranked, dictionary).filter(pl.col("status") == "answered")
+    got = got.join(sub_parsed.select("id", pl.col("question").alias("_asked")), on="id").with_columns(pl.col("_asked").alias("question"))
+    return (
+        pl.concat([sub_ans.join(got.select("id"), on="id", how="anti"), got.select(sub_ans.columns)])
+        .join(sub_ans.select("id").with_row_index("_o"), on="id")
+        .sort("_o")
+        .drop("_o")
     )
 
 

@@ -55,6 +55,7 @@ from .rules import (
     EXPLETIVE_IT,
     FIXED_PHRASES,
     HOW_MEASURE,
+    IF_SO,
     IMPERATIVE,
     INTENT_CUES,
     LAYOUT_RULES,
@@ -604,6 +605,13 @@ def _tidy(e: pl.Expr) -> pl.Expr:
     return pl.when(bare == "").then(None).when(asks).then(bare + pl.lit("?")).when(tells).then(bare + pl.lit(".")).otherwise(s)
 
 
+# what joins two clauses of a compound question ("; then", ", and then", ", and if so", ", and", ", but")
+CLAUSE_JOINS = (
+    r"(?:;\s*(?:and\s+)?(?:then\s+)?|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+if\s+so,?\s+|,?\s+and\s+|,?\s+but\s+"
+    r"|,?\s+as well as\s+)"
+)
+
+
 def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     """decomposition_pattern, sub_questions and condition for every row.
 
@@ -637,8 +645,7 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
         pl.col("_m")
         .str.replace_all(rf"(?i)\?\s*(?:and\s+)?(?:then\s+)?({CLAUSE_START})", f"?{CUT_MARK}$1")
         .str.replace_all(
-            r"(?i)\s*(?:;\s*(?:and\s+)?(?:then\s+)?|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,?\s+but\s+|,?\s+as well as\s+)"
-            rf"({CLAUSE_START})",
+            rf"(?i)\s*{CLAUSE_JOINS}({CLAUSE_START})",
             f"{CUT_MARK}$1",
         )
         .str.replace_all(r"(?i)\s*;\s*", CUT_MARK)
@@ -662,7 +669,11 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("_lead") | pl.col("_trail"))
         .then(pl.lit("conditional"))
         .when(pl.col("_parts").list.len() >= 2)
-        .then(pl.when(back | pl.col("_m").str.contains(THEN)).then(pl.lit("sequential")).otherwise(pl.lit("independent")))
+        .then(
+            pl.when(back | pl.col("_m").str.contains(THEN) | pl.col("_m").str.contains(IF_SO))
+            .then(pl.lit("sequential"))
+            .otherwise(pl.lit("independent"))
+        )
         .alias("_pattern")
     )
 

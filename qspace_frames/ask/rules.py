@@ -373,6 +373,8 @@ BACK_REFERENCE = (
     r"|\b(?:that|this)\s*\?*\s*$"
 )
 THEN = r"(?i)\bthen\b|\bafter that\b|\bafterwards\b"
+# "Can I carry leave over, and if so how many days?": the second part holds only if the first does
+IF_SO = r"(?i)\band\s+if\s+so\b"
 _CONJUNCT = r"(?:[^,?;]|,\d{3})+?"
 UNIFIED_RULES: tuple[tuple[str, str], ...] = (
     (
