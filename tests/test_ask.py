@@ -513,3 +513,21 @@ def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path,
     split = parse_questions(["Can I carry over unused leave, and if so how many days?"]).row(0, named=True)
     assert split["decomposition_pattern"] == "sequential"
     assert split["sub_questions"] == ["Can I carry over unused leave?", "How many days?"]
+
+
+def test_a_misspelt_word_is_searched_as_the_corpus_word_it_was_meant_to_be(tmp_path, root):
+    """'vochers' is neither English nor in the corpus: it is read as 'vouchers', which tells the two
+    deadlines apart; an English word the corpus lacks ('vacation') and a name ('Bravatek') are left
+    alone. The answer shows the question as it was asked."""
+    from qspace_frames.ask.spelling import corrections
+
+    doc = (
+        "# Expenses\n\nTravel requests are due within 14 days.\n\n"
+        "Travel vouchers are due within 30 days of the trip.\n\nHotels are booked by the travel desk.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"expenses.md": doc})
+    asked = "When are travel vochers due?"
+    got = wb.ask([asked]).row(0, named=True)
+    assert got["status"] == "answered" and got["question"] == asked and "within 30 days" in got["quote"]
+    units, _ = wb.ask_corpus()
+    assert corrections([asked, "Can Bravatek take a vacation?"], units["text"]) == {"vochers": "vouchers"}

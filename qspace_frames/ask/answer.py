@@ -22,9 +22,10 @@ from ..evaluation.qspace import selected_leaves
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
-from .parse import POSITION, parse_questions
+from .parse import POSITION, parse_questions, valid_text
 from .rules import BUT, DENIAL, MODAL, NAMES, NOT_DENIAL, NOT_REQUIRED, PERMISSION_QUESTION, PRONOUNS, YES_NO_AFTER_CLAUSE, YES_NO_QUESTION
 from .sequence import read_in_order
+from .spelling import corrected
 
 # a question, its status, and what answers it, cited: an answer's first columns, and each part of
 # a compound question's (`sub_answers`, {question, answer, citation} in `to_json`)
@@ -280,8 +281,11 @@ def in_scope() -> pl.Expr:
 
 def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     """Parse and answer; one row per question (schema ANSWERS). `units` and `leaves` are the
-    corpus's sentences (`units`) and its trees' evidence leaves (`leaf_intents`)."""
-    parsed = parse_questions(questions, dictionary)
+    corpus's sentences (`units`) and its trees' evidence leaves (`leaf_intents`). A misspelt word is
+    searched as the corpus word it was meant to be (`spelling`); the answer shows the question as asked."""
+    texts = [valid_text(q) for q in ([questions] if isinstance(questions, str) else questions)]
+    parsed = parse_questions(corrected(texts, units["text"]), dictionary)
+    asked = pl.DataFrame({"id": parsed["id"], "question": pl.Series(texts, dtype=pl.String)})
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a unified one (coordinated nouns: "both a Vcs-Git and a Vcs-Svn
     # field", "affiliates or subsidiaries", asked of one sentence) and a compound one whose parts are
@@ -367,7 +371,9 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     )
     order = parsed.select("id").with_row_index("_o")
     return (
-        out.join(order, on="id")
+        out.drop("question")
+        .join(asked, on="id")
+        .join(order, on="id")
         .sort("_o")
         .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
     )

@@ -142,6 +142,11 @@ MIN_CONTENT_WORDS = 2  # fewer content words than this and nothing pinned: the q
 assert {i for i, _, _ in INTENT_CUES} == set(INTENTS), "every detector intent needs a question cue"
 
 
+def valid_text(x) -> str:
+    """A question as a string that is valid UTF-8 (Python strings may hold lone surrogates)."""
+    return "" if x is None else (x if isinstance(x, str) else str(x)).encode("utf-8", "replace").decode("utf-8")
+
+
 def _input_frame(questions) -> pl.DataFrame:
     """_row, id, question and the analysis text _t (bounded, quotes and spaces normalised)."""
     if isinstance(questions, pl.LazyFrame):
@@ -157,7 +162,7 @@ def _input_frame(questions) -> pl.DataFrame:
         if isinstance(questions, str):
             questions = [questions]
         # Python strings may hold lone surrogates that are not valid UTF-8: replace them
-        clean = ["" if x is None else (x if isinstance(x, str) else str(x)).encode("utf-8", "replace").decode("utf-8") for x in questions]
+        clean = [valid_text(x) for x in questions]
         ids, qs = None, pl.Series("question", clean, dtype=pl.String)
     df = pl.DataFrame({"question": qs}).with_row_index("_row")
     generated = pl.lit("q") + (pl.col("_row") + 1).cast(pl.String)
