@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write every question's outcome and quote here (JSON)")
     ap.add_argument("--misses", action="store_true", help="print each miss")
     ap.add_argument("--corpus", action="append", help="only the questions of this corpus (repeatable)")
+    ap.add_argument("--params", default="params/default.yaml", help="parameters file (default: params/default.yaml)")
     args = ap.parse_args(argv)
     sets = args.sets or sorted(str(p) for p in (ROOT / "tests" / "data" / "ask_dev").glob("*.jsonl"))
     qs = read_question_set(*sets)
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         part = qs.filter(pl.col("corpus") == corpus)
         t0 = time.perf_counter()
         wb = Workbench(
-            params_file="params/default.yaml", corpus_arg=str(corpus_folder(corpus)), run_name=f"askdev-{corpus}", project_root=ROOT
+            params_file=args.params, corpus_arg=str(corpus_folder(corpus)), run_name=f"askdev-{corpus}", project_root=ROOT
         )
         for ref in ASK_TABLES:
             wb.artifact(ref.split("/")[0])
