@@ -142,3 +142,17 @@ def test_the_sample_corpus_questions_hold_their_floor(wb, root):
     answerable = scored.filter(pl.col("kind") != "unanswerable")
     assert answerable["right"].sum() >= 25, answerable.filter(~pl.col("right"))["id"].to_list()
     assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= 3
+
+
+def test_the_independent_check_is_verbatim_and_apart_from_the_development_set(root, corpora):
+    """tests/data/ask_check/: every expected string is in its document (whitespace runs as one space),
+    its corpora are those the development set leaves out, and every question is held out."""
+    qs = read_question_set(root / "tests" / "data" / "ask_check" / "policy.jsonl")
+    assert qs.height >= 50 and set(qs["split"]) == {"holdout"}
+    assert set(qs["corpus"]) == {"policy-18f-handbook", "policy-github-site-policy"}
+    assert not set(qs["corpus"]) & set(dev_set(root)["corpus"])
+    assert (qs["kind"] == "unanswerable").sum() >= 5
+    for r in qs.filter(pl.col("document").is_not_null()).iter_rows(named=True):
+        text = re.sub(r"\s+", " ", (corpora / r["corpus"] / r["document"]).read_text(encoding="utf-8"))
+        for a in r["answers"]:
+            assert re.sub(r"\s+", " ", a).strip() in text, (r["id"], a)
