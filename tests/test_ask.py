@@ -490,6 +490,9 @@ def test_a_question_about_a_period_prefers_the_text_of_that_period(tmp_path, roo
     wb = _small_corpus(tmp_path, root, files)
     got = wb.ask(["What is the travel budget per team for FY26?", "What was the travel budget per team in FY25?"])
     assert got["document"].to_list() == ["budget_fy2026.md", "budget_fy2025.md"]
+    # an open-ended period ("after 2026", "before 2026") bounds one side only
+    got = wb.ask(["What is the travel budget per team after FY26?", "What was the travel budget per team before FY26?"])
+    assert got["document"].to_list() == ["budget_fy2027.md", "budget_fy2025.md"]
 
 
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):

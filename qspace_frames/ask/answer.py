@@ -522,7 +522,7 @@ def _boost_bound() -> pl.Expr:
         * pl.when(pl.col("_numbers").list.len() > 0).then(2.0).otherwise(1.0)
         * pl.when(pl.col("_rx").is_not_null()).then(1 + TYPE_BOOST).otherwise(1.0)
         * pl.when(pl.col("_yes_no")).then(1 + MODAL_BOOST).otherwise(1.0)
-        * pl.when(pl.col("scope_date_from").is_not_null()).then(1 + PERIOD_BOOST).otherwise(1.0)
+        * pl.when(pl.col("scope_date_from").is_not_null() | pl.col("scope_date_to").is_not_null()).then(1 + PERIOD_BOOST).otherwise(1.0)
     )
 
 
@@ -534,16 +534,17 @@ def _in_period() -> pl.Expr:
     (scope_date_from to scope_date_to)."""
     years = pl.concat_str([pl.col("text"), CONTEXT], separator=" ").str.extract_all(YEAR)
     years = years.list.eval(pl.element().str.extract(r"(\d{4})", 1).cast(pl.Int32))
-    lo, hi = pl.col("scope_date_from").dt.year(), pl.col("scope_date_to").dt.year()
+    # an open end ("after 2020", "before 2019") is no bound on that side
+    lo, hi = pl.col("scope_date_from").dt.year().fill_null(0), pl.col("scope_date_to").dt.year().fill_null(9999)
     return (
-        pl.when(pl.col("scope_date_from").is_null())
+        pl.when(pl.col("scope_date_from").is_null() & pl.col("scope_date_to").is_null())
         .then(False)
         .otherwise(pl.struct(years.alias("y"), lo.alias("lo"), hi.alias("hi")).map_batches(_any_year, return_dtype=pl.Boolean))
     )
 
 
 def _any_year(s: pl.Series) -> pl.Series:
-    return pl.Series([r["lo"] is not None and any(r["lo"] <= y <= r["hi"] for y in r["y"] or []) for r in s.to_list()], dtype=pl.Boolean)
+    return pl.Series([any(r["lo"] <= y <= r["hi"] for y in r["y"] or [] if y is not None) for r in s.to_list()], dtype=pl.Boolean)
 
 
 def rank_candidates(
