@@ -57,9 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     for corpus in sorted(qs["corpus"].unique().to_list()):
         part = qs.filter(pl.col("corpus") == corpus)
         t0 = time.perf_counter()
-        wb = Workbench(
-            params_file=args.params, corpus_arg=str(corpus_folder(corpus)), run_name=f"askdev-{corpus}", project_root=ROOT
-        )
+        wb = Workbench(params_file=args.params, corpus_arg=str(corpus_folder(corpus)), run_name=f"askdev-{corpus}", project_root=ROOT)
         for ref in ASK_TABLES:
             wb.artifact(ref.split("/")[0])
         t1 = time.perf_counter()
