@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import jsonschema
 import polars as pl
 import pytest
@@ -137,8 +139,8 @@ def test_a_sentence_wrapped_over_lines_is_quoted_whole_with_exact_offsets(tmp_pa
 def _small_corpus(tmp_path, root, files: dict[str, str]) -> Workbench:
     corpus = tmp_path / "docs"
     corpus.mkdir()
-    for name, text in files.items():
-        (corpus / name).write_text(text, encoding="utf-8")
+    for name, content in files.items():  # text, or the bytes of a binary file
+        (corpus / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
     params = tmp_path / "p.yaml"
     return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name="small", project_root=root, reports_dir=tmp_path / "r")
@@ -461,13 +463,9 @@ def test_a_named_or_numbered_sheet_restricts_the_answer_to_that_sheet(tmp_path, 
     abroad = book.create_sheet("International")
     abroad.append(["Role", "Limit"])
     abroad.append(["Team lead spending limit for team lead purchases", "EUR 7,500"])
-    corpus = tmp_path / "docs"
-    corpus.mkdir()
-    book.save(corpus / "limits.xlsx")
-    (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n")
-    wb = Workbench(
-        params_file=str(tmp_path / "p.yaml"), corpus_arg=str(corpus), run_name="s", project_root=root, reports_dir=tmp_path / "r"
-    )
+    saved = io.BytesIO()
+    book.save(saved)
+    wb = _small_corpus(tmp_path, root, {"limits.xlsx": saved.getvalue()})
     got = wb.ask(
         [
             "What is the team lead spending limit on the Domestic sheet?",

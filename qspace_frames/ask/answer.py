@@ -215,10 +215,11 @@ def _stated_values(col: str) -> pl.Expr:
     return values.list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)", 1)).list.unique()
 
 
-def _contains_any(text: str, needles: str) -> pl.Expr:
-    """Whether the text column contains any string of the list column (case-insensitive)."""
-    return pl.struct(text, needles).map_batches(
-        lambda s: pl.Series([any(n.lower() in (r[text] or "").lower() for n in (r[needles] or [])) for r in s.to_list()], dtype=pl.Boolean),
+def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
+    """Whether the text (a column or an expression) contains any string of the list (case-insensitive)."""
+    t, n = (pl.col(x) if isinstance(x, str) else x for x in (text, needles))
+    return pl.struct(t.alias("t"), n.alias("n")).map_batches(
+        lambda s: pl.Series([any(x.lower() in (r["t"] or "").lower() for x in (r["n"] or [])) for r in s.to_list()], dtype=pl.Boolean),
         return_dtype=pl.Boolean,
     )
 
@@ -257,13 +258,9 @@ WORKBOOK = r"(?i)\.(?:xlsx|xlsm|xltx|xltm)$"  # documents with sheets (a sheet i
 def _on_sheet() -> pl.Expr:
     """A workbook's unit on a sheet the question names ("the Thresholds sheet": its title holds the
     name) or numbers ("sheet 2": its page)."""
-    title = pl.col("heading_path").list.first().fill_null("").str.to_lowercase()
-    named = pl.col("sheets_hint").list.eval(pl.element().str.to_lowercase())
+    named = pl.col("sheets_hint").list.eval(pl.element().filter(~pl.element().str.contains(r"^\d+$")))
     numbered = pl.col("sheets_hint").list.eval(pl.element().cast(pl.Int64, strict=False)).list.drop_nulls()
-    by_name = pl.struct(title.alias("t"), named.alias("n")).map_batches(
-        lambda s: pl.Series([any(n in r["t"] for n in r["n"] if not n.isdigit()) for r in s.to_list()], dtype=pl.Boolean),
-        return_dtype=pl.Boolean,
-    )
+    by_name = _contains_any(pl.col("heading_path").list.first(), named)
     return pl.col("document").str.contains(WORKBOOK) & (by_name | numbered.list.contains(pl.col("page")))
 
 
@@ -408,13 +405,8 @@ def _substituted(subs, sub_parsed, sub_ans, units, leaves, dictionary, p) -> pl.
     again = parse_questions(seq, dictionary).join(sub_parsed.select("id", "context"), on="id")
     ranked = _ranked(again, units, leaves, dictionary, p, SHOWN_DEPTH)
     got = _answer_simple(again, ranked, dictionary).filter(pl.col("status") == "answered")
-    got = got.join(sub_parsed.select("id", pl.col("question").alias("_asked")), on="id").with_columns(pl.col("_asked").alias("question"))
-    return (
-        pl.concat([sub_ans.join(got.select("id"), on="id", how="anti"), got.select(sub_ans.columns)])
-        .join(sub_ans.select("id").with_row_index("_o"), on="id")
-        .sort("_o")
-        .drop("_o")
-    )
+    # answered again, in place, under the question as the part asked it
+    return sub_ans.update(got.select([c for c in sub_ans.columns if c != "question"]), on="id", include_nulls=True)
 
 
 def _search_terms(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -477,9 +469,14 @@ PERIOD_BOOST = 0.5
 NAME_WEIGHT = 0.5
 
 
+def _name_list(text: pl.Expr = pl.col("question")) -> pl.Expr:
+    """The capitalised words of a question after its first (rules.NAMES)."""
+    return text.str.replace(r"^\W*\w+", "").str.extract_all(NAMES)
+
+
 def _names() -> pl.Expr:
-    """The question's capitalised words after its first (rules.NAMES), as one string."""
-    return pl.col("question").str.replace(r"^\W*\w+", "").str.extract_all(NAMES).list.join(" ")
+    """`_name_list` as one string."""
+    return _name_list().list.join(" ")
 
 
 def _yes_no() -> pl.Expr:
@@ -648,9 +645,9 @@ def named_documents(parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     holding most of them ("Is the Pittsburgh Post-Gazette certified under Safe Harbor?" not from
     another site's policy). A question with no such name may be answered from any document."""
     context = pl.col("context").fill_null("") if "context" in parsed.columns else pl.lit("")
-    text = pl.concat_str(pl.col("question").str.replace(r"^\W*\w+", ""), context, separator=" ")
+    text = pl.concat_str(pl.col("question"), context, separator=" ")
     names = (
-        parsed.select(pl.col("id").alias("query_id"), text.str.extract_all(NAMES).alias("_name"))
+        parsed.select(pl.col("id").alias("query_id"), _name_list(text).alias("_name"))
         .explode("_name")
         .filter((pl.col("_name").str.len_chars() >= MIN_NAME) & ~pl.col("_name").str.contains(r"^I'"))  # not "I've"
         .with_columns(pl.col("_name").str.to_lowercase())
