@@ -680,3 +680,58 @@ def test_latent_similarity_meets_a_question_on_words_it_does_not_share():
     assert sim.equals(LatentSpace.of(units, dims=2).similarity(queries, pairs))  # the same bits again
     # too little text to learn from: no space, not an error
     assert LatentSpace.of(units.head(2), dims=30) is None and LatentSpace.of(units.head(0), dims=30) is None
+
+
+def _fragment_tree(groups: list[list[int]]) -> pl.LazyFrame:
+    """The evidence leaves (as `qspace.tree_leaves` gives them) of a tree of fragment F: root ->
+    one group per list -> a leaf per sentence start of the list, in preorder."""
+    rows, pre = [], 1
+    for g in groups:
+        group, pre = f"g{pre}", pre + 1
+        for start in g:
+            rows.append(
+                {
+                    "fragment_id": "F",
+                    "evidence_id": f"e{start}",
+                    "span_start": start,
+                    "depth": 2,
+                    "preorder": pre,
+                    "_a1": group,
+                    "_a2": None,
+                }
+            )
+            pre += 1
+    schema = {"fragment_id": pl.String, "evidence_id": pl.String, "span_start": pl.Int64, "depth": pl.Int64, "preorder": pl.Int64}
+    return pl.DataFrame(rows, schema={**schema, "_a1": pl.String, "_a2": pl.String}).lazy()
+
+
+def test_the_tree_walk_decides_which_evidence_of_a_fragment_is_loaded_within_the_budget():
+    """Issue 23: a fragment's evidence leaves are read in its tree's walk (the question's leaf first,
+    then its siblings, then the other branches), in the places the ranking gives them; two trees
+    grouping the same leaves differently load different sentences within one budget."""
+    from qspace_frames.evaluation.qspace import _loaded, walked
+
+    words = {0: "alpha", 40: "other", 100: "red", 200: "green", 300: "blue"}  # ten tokens a sentence
+    # ranked best first: alpha (a leaf), a sentence that is no leaf, then red, green, blue (leaves)
+    units = pl.DataFrame(
+        {
+            "query_id": ["q"] * 5,
+            "doc_id": ["d"] * 5,
+            "fragment_id": ["F"] * 5,
+            "char_start": [0, 40, 100, 200, 300],
+            "char_end": [30, 70, 130, 230, 330],
+            "text": [" ".join([words[s]] * 10) for s in (0, 40, 100, 200, 300)],
+            "leaf_depth": [2, None, 2, 2, 2],
+        }
+    )
+    assert walked(units, _fragment_tree([]))["char_start"].to_list() == [0, 40, 100, 200, 300]  # no tree: the ranking
+    by_role = walked(units, _fragment_tree([[0, 200], [100, 300]]))  # alpha's sibling is green
+    by_intent = walked(units, _fragment_tree([[0, 100], [200, 300]]))  # alpha's sibling is red
+    flat = walked(units, _fragment_tree([[300, 200, 100, 0]]))  # one branch: the tree's own order after alpha
+    assert by_role["char_start"].to_list() == [0, 40, 200, 100, 300]
+    assert by_intent["char_start"].to_list() == [0, 40, 100, 200, 300]
+    assert flat["char_start"].to_list() == [0, 40, 300, 200, 100]
+    # a budget that reaches the third place: the trees load different evidence
+    p = EvalParams(budgets=[25], max_tokens=25)
+    loaded = {name: _loaded(u, p)["text"].str.extract(r"(\w+)").to_list() for name, u in (("role", by_role), ("intent", by_intent))}
+    assert loaded == {"role": ["alpha", "other", "green"], "intent": ["alpha", "other", "red"]}

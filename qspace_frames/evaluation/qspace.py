@@ -67,21 +67,45 @@ def fragment_terms(
 
 
 def selected_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> pl.LazyFrame:
-    """(fragment_id, evidence_id, span_start, depth) of every evidence leaf of a selected tree."""
+    """(fragment_id, evidence_id, span_start, depth, preorder, WALK) of every evidence leaf of a selected tree."""
     return tree_leaves(all_leaves(nodes, scores, every=False), SELECTED)
 
 
+# a leaf's ancestors below the root, from the top (the deepest candidate, class -> role -> leaf, has two)
+WALK = ("_a1", "_a2")
+
+
 def all_leaves(nodes: pl.LazyFrame, scores: pl.LazyFrame, every: bool = True) -> pl.DataFrame:
-    """(candidate, selected, fragment_id, evidence_id, span_start, depth) of every evidence leaf of
-    every candidate tree (`every`), or of the selected trees only. The node table is the largest the
-    evaluation reads: its rows are kept or dropped as they are read (the selected tree ids are a set
-    the scan filters by, not a join), so it never sits in memory whole (a join held 0.6 GB more at
-    x16); the streaming engine reads it in morsels (0.33 GB at x16 instead of 0.42)."""
+    """(candidate, selected, fragment_id, evidence_id, span_start, depth, preorder, WALK) of every
+    evidence leaf of every candidate tree (`every`), or of the selected trees only; WALK holds the
+    node ids of the leaf's ancestors (null past its parent), from which `walked` measures how far
+    apart two leaves of a tree are. The node table is the largest the evaluation reads: its rows
+    are kept or dropped as they are read (the selected tree ids are a set the scan filters by, not a
+    join), so it never sits in memory whole (a join held 0.6 GB more at x16); the streaming engine
+    reads it in morsels (0.33 GB at x16 instead of 0.42)."""
     selected = scores.filter(pl.col("selected")).select("tree_id").collect(engine="streaming")["tree_id"].implode()
-    leaf = pl.col("kind") == "leaf"
+    kept = pl.lit(True) if every else pl.col("tree_id").is_in(selected)
+    leaves = nodes.filter((pl.col("kind") == "leaf") & kept).select(
+        "candidate",
+        pl.col("tree_id").is_in(selected).alias("selected"),
+        "fragment_id",
+        "evidence_id",
+        "span_start",
+        "depth",
+        "preorder",
+        "parent_id",
+    )
+    groups = nodes.filter((pl.col("kind") == "group") & kept).select(
+        pl.col("node_id").alias("parent_id"), pl.col("parent_id").alias("_grand")
+    )
+    depth = pl.col("depth")
     return (
-        nodes.filter(leaf if every else leaf & pl.col("tree_id").is_in(selected))
-        .select("candidate", pl.col("tree_id").is_in(selected).alias("selected"), "fragment_id", "evidence_id", "span_start", "depth")
+        leaves.join(groups, on="parent_id", how="left", maintain_order="left")
+        .with_columns(
+            pl.when(depth == 2).then(pl.col("parent_id")).when(depth == 3).then(pl.col("_grand")).alias("_a1"),
+            pl.when(depth == 3).then(pl.col("parent_id")).alias("_a2"),
+        )
+        .drop("parent_id", "_grand")
         .collect(engine="streaming")
     )
 
@@ -95,7 +119,55 @@ TREE_CHOICES = (SELECTED, *CANDIDATES, NO_TREE)
 def tree_leaves(leaves: pl.DataFrame, choice: str) -> pl.LazyFrame:
     """The evidence leaves (`all_leaves`) of the trees `choice` (one of TREE_CHOICES) names."""
     keep = pl.col("selected") if choice == SELECTED else pl.col("candidate") == choice if choice != NO_TREE else pl.lit(False)
-    return leaves.lazy().filter(keep).select("fragment_id", "evidence_id", "span_start", "depth")
+    return leaves.lazy().filter(keep).select("fragment_id", "evidence_id", "span_start", "depth", "preorder", *WALK)
+
+
+def walked(units: pl.DataFrame, leaves: pl.LazyFrame) -> pl.DataFrame:
+    """The ranked units (query_id, fragment_id, char_start, ... best first) in the order a reader
+    following the trees loads them. The ranking says when a fragment's evidence is read: the places
+    its leaf sentences hold in it. The fragment's tree says in which order: the first of them (the
+    question's path into the tree) takes the first place, and the others follow by how far they
+    are from it in the tree (siblings before cousins), then in the tree's own order. Other sentences
+    keep their places. With a flat tree the leaves follow the source order; with no tree
+    (`leaves` empty) the ranking is unchanged."""
+    key = ["query_id", "fragment_id", "char_start"]
+    ranked = units.with_columns(pl.int_range(pl.len()).over("query_id").alias("_r"))
+    at = (
+        ranked.select(*key, "_r")
+        .join(
+            leaves.rename({"span_start": "char_start"}).select("fragment_id", "char_start", "depth", "preorder", *WALK).collect(),
+            on=key[1:],
+        )
+        .sort("query_id", "fragment_id", "_r", "preorder")
+    )
+    if at.is_empty():
+        return units
+    entry = (
+        at.group_by("query_id", "fragment_id", maintain_order=True)
+        .first()
+        .select("query_id", "fragment_id", *[pl.col(c).alias(f"_e{c}") for c in ("depth", "preorder", *WALK)])
+    )
+    # the depth of the lowest common ancestor: how many ancestors from the root down both leaves share
+    shared = pl.lit(0)
+    for k, a in enumerate(WALK, 1):  # the deepest shared ancestor decides
+        shared = pl.when(pl.col(a).is_not_null() & (pl.col(a) == pl.col(f"_e{a}"))).then(k).otherwise(shared)
+    distance = pl.when(pl.col("preorder") == pl.col("_epreorder")).then(0).otherwise(pl.col("depth") + pl.col("_edepth") - 2 * shared)
+    order = (
+        at.join(entry, on=key[:2])
+        .select(*key, "_r", distance.alias("_d"), pl.col("preorder").alias("_p"))
+        .sort(*key, "_d", "_p")
+        .unique(key, keep="first", maintain_order=True)  # a sentence holding several leaves: its nearest
+        .sort("query_id", "fragment_id", "_d", "_p", "char_start")
+        # the fragment's places, in the ranking's order, filled in the walk's order
+        .with_columns(pl.col("_r").sort().over("query_id", "fragment_id").alias("_place"))
+        .select(*key, "_place")
+    )
+    return (
+        ranked.join(order, on=key, how="left")
+        .with_columns(pl.coalesce("_place", "_r").alias("_place"))
+        .sort("query_id", "_place")
+        .drop("_r", "_place")
+    )
 
 
 def by_tree(
@@ -141,15 +213,15 @@ def by_tree(
 
     counted = []  # (text, n_tokens) of the units loaded so far: the choices load much the same sentences
 
-    def loaded(u: pl.DataFrame) -> pl.DataFrame:
+    def loaded(u: pl.DataFrame, choice: str) -> pl.DataFrame:
         known = pl.concat(counted).unique("text") if counted else None
-        out = _loaded(u if similarity is None else _with_meaning(u, similarity, p), p, known)
+        out = _loaded(walked(u if similarity is None else _with_meaning(u, similarity, p), tree_leaves(leaves, choice)), p, known)
         counted.append(out.select("text", "n_tokens"))
         return out
 
-    selected = loaded(units)
+    selected = loaded(units, SELECTED)
     sample = gold_queries(ablation).collect() if ablate else None
-    return selected, {choice: loaded(ranked(sample, choice)) for choice in TREE_CHOICES} if ablate else {}
+    return selected, {choice: loaded(ranked(sample, choice), choice) for choice in TREE_CHOICES} if ablate else {}
 
 
 def ablation_questions(gold, n: int) -> pl.DataFrame:
