@@ -69,7 +69,16 @@ def _sweep(args) -> int:
     root = find_project_root()
     if _bad_params(root, *args.files):
         return 2
-    return sweep(root, [_rel(root, f) for f in args.files], _rel(root, args.corpus), args.name)
+    if args.gold:
+        from .evaluation.gold import read_gold
+
+        try:
+            read_gold(args.gold)
+        except (ValueError, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    gold = _rel(root, args.gold) if args.gold else None
+    return sweep(root, [_rel(root, f) for f in args.files], _rel(root, args.corpus), args.name, gold=gold)
 
 
 def _eval(args) -> int:
@@ -244,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     s.add_argument("files", nargs="+", help="weights files, e.g. params/weights/*.yaml")
     s.add_argument("--corpus", help="folder of documents (default: sample_corpus)", default="sample_corpus")
+    s.add_argument("--gold", help="gold questions of the corpus, JSONL (as qspace eval reads them): recall measured on them")
     s.add_argument("--name", default="sweep", help="report folder name (default: sweep)")
     s.set_defaults(func=_sweep)
     e = sub.add_parser(

@@ -138,3 +138,33 @@ def test_the_evaluation_runs_qspace_with_every_tree_choice(root, tmp_path):
     assert n.n_unique() == 1 and n[0] == 40 and few.read("evaluation", "metrics").equals(m)
     off = wb_for(root, tmp_path, overlay(tmp_path, "c.yaml", "evaluation:\n  tree_ablation_questions: 0\n"), run="c")
     assert off.read("evaluation", "tree_ablation").is_empty() and off.read("evaluation", "metrics").equals(m)
+
+
+def test_cost_weights_move_the_trees_and_the_sweep_counts_what_moved(root, tmp_path):
+    """Issue 23: weights that push one term of J(T) to the extreme select other trees than the
+    default weights; the sweep's table counts the fragments that changed tree against the first
+    weight set, which trees are flat, and where a tree can act at all (two evidence sentences)."""
+    from qspace_frames.report import summaries
+
+    only_locality = (root / "params" / "weights" / "locality_only.yaml").read_text()
+    runs = {
+        "default": wb_for(root, tmp_path, overlay(tmp_path, "a.yaml"), run="a"),
+        "locality_only": wb_for(root, tmp_path, overlay(tmp_path, "b.yaml", only_locality), run="b"),
+    }
+    sel = {w: wb.read("trees", "tree_scores").filter(pl.col("selected")).select("fragment_id", "candidate") for w, wb in runs.items()}
+    moved = sel["default"].join(sel["locality_only"], on="fragment_id").filter(pl.col("candidate") != pl.col("candidate_right")).height
+    assert moved > 0
+    table = summaries.sweep_table(sel, {w: wb.read("evaluation", "metrics") for w, wb in runs.items()})
+    assert table["weights"].to_list() == ["default", "locality_only"]
+    assert table["changed tree"].to_list() == [0, moved]
+    assert table["fragments"].to_list() == [sel["default"].height] * 2
+    flat = [int((s["candidate"] == "source_order_tree").sum()) for s in sel.values()]
+    assert table["flat tree"].to_list() == flat and flat[1] < flat[0]
+    assert {"recall@256", "recall@2048", "nodes_visited", "tokens_loaded"} <= set(table.columns)
+    verdict = summaries.sweep_verdict(table)
+    assert f"from 0 to {moved} of {sel['default'].height} fragments" in verdict and "locality_only" in verdict
+    with_tree, several = summaries.tree_reach(runs["default"].scan("trees", "tree_nodes"), runs["default"].scan("trees", "tree_scores"))
+    assert with_tree == sel["default"].height and 0 < several < with_tree
+    assert f"Only {several} of the {with_tree} fragments" in summaries.tree_verdict(
+        runs["default"].read("evaluation", "tree_ablation"), (with_tree, several)
+    )

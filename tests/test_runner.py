@@ -304,3 +304,11 @@ def test_a_small_corpus_is_computed_without_a_pool_and_a_larger_one_with_the_cor
     (big / "a.txt").write_text("Termination. Either party may end this agreement.\n" * (POOL_MIN_BYTES // 50 + 1))
     assert workbench(root, "params/default.yaml", "t", str(big), None).workers == 2
     assert workbench(root, "params/default.yaml", "t", str(tmp_path / "missing"), None) is None
+
+
+def test_sweep_checks_its_gold_file_before_any_work(tmp_path, capsys):
+    bad = tmp_path / "gold.jsonl"
+    bad.write_text('{"question": "What?"}\n')
+    assert main(["sweep", "params/weights/default.yaml", "--gold", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "gold.jsonl:1" in err and "id" in err

@@ -207,7 +207,8 @@ def tree_choices(run: Run) -> tuple[str, pl.DataFrame]:
     if not run.has("evaluation"):
         return "", pl.DataFrame()
     ablation = run.read("evaluation", "tree_ablation")
-    return summaries.tree_verdict(ablation), summaries.tree_ablation(ablation, run.read("trees", "tree_scores"))
+    reach = summaries.tree_reach(run.scan("trees", "tree_nodes"), run.scan("trees", "tree_scores"))
+    return summaries.tree_verdict(ablation, reach), summaries.tree_ablation(ablation, run.read("trees", "tree_scores"))
 
 
 def improvements(cmp: pl.DataFrame, strategy: str = "qspace") -> list[str]:

@@ -645,9 +645,10 @@ TREE_STAGES = ("trees", "simulation", "evaluation")
 SWEEP_NOTEBOOK = "sweep.ipynb"
 
 
-def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "sweep", out=sys.stdout) -> int:
+def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "sweep", out=sys.stdout, gold: str | None = None) -> int:
     """Run the tree and evaluation notebooks once per weights file (everything upstream comes from
-    the store), then the sweep notebook that compares the weight sets."""
+    the store), then the sweep notebook that compares the weight sets (on the `gold` questions
+    when given, else on silver ones)."""
     import papermill as pm
 
     for f in weight_files:  # every file is validated before any work
@@ -657,7 +658,7 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
         for f in weight_files:
             run_name = f"{name}-{Path(f).stem}"
             print(f"== weights {f} -> reports/{run_name}/", file=out, flush=True)
-            code = run(root, f, run_name, corpus, only=["06", "07"], out=out, kernels=pool)
+            code = run(root, f, run_name, corpus, only=["06", "07"], out=out, gold=gold, kernels=pool)
             if code:
                 return code
             log = stage_log(reports_root(root) / run_name)
@@ -681,7 +682,7 @@ def sweep(root: Path, weight_files: list[str], corpus: str | None, name: str = "
             progress_bar=False,
             log_output=False,
             **pool[0].fresh(),
-            parameters={"weights": list(weight_files), "corpus": corpus or "", "run_name": name},
+            parameters={"weights": list(weight_files), "corpus": corpus or "", "gold": gold or "", "run_name": name},
         )
     finally:
         for k in pool:

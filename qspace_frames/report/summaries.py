@@ -12,7 +12,7 @@ import polars as pl
 
 from ..corpus.pages import document_text
 from ..evaluation.misses import reason_order
-from ..evaluation.qspace import NO_TREE, SELECTED, TREE_CHOICES
+from ..evaluation.qspace import NO_TREE, SELECTED, TREE_CHOICES, all_leaves
 
 
 def files_by_status(inv: pl.DataFrame) -> pl.DataFrame:
@@ -165,8 +165,17 @@ def tree_ablation(ablation: pl.DataFrame, scores: pl.DataFrame | None = None) ->
     return wide.sort(pl.col("tree").replace_strict(order, default=len(order)))
 
 
-def tree_verdict(ablation: pl.DataFrame) -> str:
-    """In words: how far recall moves between the candidate trees and without any tree."""
+def tree_reach(nodes: pl.LazyFrame, scores: pl.LazyFrame) -> tuple[int, int]:
+    """(fragments with a selected tree, those of them whose tree holds two evidence sentences or
+    more): where a tree's walk can order what Qspace reads (`qspace.walked`)."""
+    leaves = all_leaves(nodes, scores, every=False)
+    per = leaves.group_by("fragment_id").agg(pl.col("span_start").n_unique().alias("_n"))
+    return per.height, per.filter(pl.col("_n") >= 2).height
+
+
+def tree_verdict(ablation: pl.DataFrame, reach: tuple[int, int] | None = None) -> str:
+    """In words: how far recall moves between the candidate trees and without any tree, and with
+    `reach` (`tree_reach`) where a tree can act at all."""
     r = ablation.filter(pl.col("metric") == "evidence_recall")
     if r.is_empty() or r["value"].is_null().all():
         return "No question was evaluated with each tree (evaluation.tree_ablation_questions is 0, or there is no question)."
@@ -179,13 +188,69 @@ def tree_verdict(ablation: pl.DataFrame) -> str:
     lo, hi = min(v for k, v in nodes.items() if k != NO_TREE), max(v for k, v in nodes.items() if k != NO_TREE)
     same = "the same" if spread < 5e-4 else f"within {spread:.3f}"
     n = at.filter(pl.col("strategy") == SELECTED)["n_queries"][0]
+    where = (
+        f" Only {reach[1]} of the {reach[0]} fragments with a tree hold two evidence sentences or more: only there can a "
+        f"tree's walk change the order in which they are read."
+        if reach is not None
+        else ""
+    )
     return (
         f"On {n} questions, recall is {same} at every budget whichever tree is used: every candidate arranges the same "
-        f"evidence leaves, and Qspace loads sentences in its own ranking order, so a tree only changes the path walked "
-        f"(nodes visited {lo:.2f} to {hi:.2f}). "
+        f"evidence leaves, so the trees differ only in the order a fragment's leaves are read (the question's leaf first, "
+        f"then its siblings) and in the path walked (nodes visited {lo:.2f} to {hi:.2f}).{where} "
         f"Without any tree (no prototype boost from the leaves) recall@{b} is {by[NO_TREE]:.3f} against {by[SELECTED]:.3f} "
         f"with the selected trees."
     )
+
+
+FLAT = "source_order_tree"  # the tree that keeps the fragment's evidence in document order, one level deep
+
+
+def sweep_table(selected: dict[str, pl.DataFrame], metrics: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per weight set, the first the reference: fragments with a tree, how many select
+    another tree than with the reference weights, how many the flat one, and Qspace's recall at
+    every budget, tokens loaded and nodes visited (`selected`: each set's selected tree_scores
+    rows, fragment_id and candidate; `metrics`: its evaluation metrics)."""
+    ref = next(iter(selected.values())).select("fragment_id", pl.col("candidate").alias("_ref"))
+    rows = []
+    for name, sel in selected.items():
+        moved = sel.join(ref, on="fragment_id", how="left").filter(pl.col("candidate") != pl.col("_ref").fill_null(""))
+        q = metrics_wide(metrics[name].filter(pl.col("strategy") == "qspace"))
+        costs = [c for c in ("tokens_loaded", "nodes_visited") if c in q.columns]
+        rows.append(
+            q.select(*recall_columns(q), *costs).with_columns(
+                pl.lit(name).alias("weights"),
+                pl.lit(sel.height).alias("fragments"),
+                pl.lit(moved.height).alias("changed tree"),
+                pl.lit((sel["candidate"] == FLAT).sum()).alias("flat tree"),
+            )
+        )
+    if not rows:
+        return pl.DataFrame()
+    t = pl.concat(rows, how="diagonal_relaxed")
+    first = ["weights", "fragments", "changed tree", "flat tree"]
+    return t.select(*first, pl.exclude(first).round(4))
+
+
+def sweep_verdict(table: pl.DataFrame) -> str:
+    """`sweep_table` in words: how many fragments the weights move, and how far recall moves."""
+    if table.is_empty() or not table["fragments"].max():
+        return "No fragment has a tree (no evidence was found): the weights have nothing to choose between."
+    recall = recall_columns(table)
+    spread = max((table[c].max() - table[c].min()) for c in recall) if recall and table[recall[0]].null_count() < table.height else None
+    moved = table["changed tree"] / table["fragments"]
+    most = table.row(int(moved.arg_max()), named=True)
+    words = (
+        f"The weight sets move from 0 to {most['changed tree']} of {most['fragments']} fragments ({moved.max():.0%}, with "
+        f"{most['weights']}) to another tree than the reference weights choose; "
+    )
+    if spread is None:
+        return words + "recall was not measured (no question)."
+    recall_words = "is the same at every budget" if spread < 5e-4 else f"moves by at most {spread:.3f} at any budget"
+    nodes = ""
+    if "nodes_visited" in table.columns:
+        nodes = f", nodes visited {table['nodes_visited'].min():.2f} to {table['nodes_visited'].max():.2f}"
+    return words + f"Qspace's recall {recall_words}{nodes}."
 
 
 def miss_examples(
