@@ -15,6 +15,7 @@ tree node walked to reach a leaf, and each sentence read.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from ..affordances.rules import DETECTORS
@@ -129,16 +130,17 @@ def walked(units: pl.DataFrame, leaves: pl.LazyFrame) -> pl.DataFrame:
     question's path into the tree) takes the first place, and the others follow by how far they
     are from it in the tree (siblings before cousins), then in the tree's own order. Other sentences
     keep their places. With a flat tree the leaves follow the source order; with no tree
-    (`leaves` empty) the ranking is unchanged."""
+    (`leaves` empty) the ranking is unchanged. Rows move by a permutation of their positions, not a
+    sort of the whole ranking: most fragments hold one leaf, and nothing of theirs moves."""
     key = ["query_id", "fragment_id", "char_start"]
-    ranked = units.with_columns(pl.int_range(pl.len()).over("query_id").alias("_r"))
     at = (
-        ranked.select(*key, "_r")
+        units.select(*key)
+        .with_row_index("_i")
         .join(
             leaves.rename({"span_start": "char_start"}).select("fragment_id", "char_start", "depth", "preorder", *WALK).collect(),
             on=key[1:],
         )
-        .sort("query_id", "fragment_id", "_r", "preorder")
+        .sort("query_id", "fragment_id", "_i", "preorder")
     )
     if at.is_empty():
         return units
@@ -152,22 +154,21 @@ def walked(units: pl.DataFrame, leaves: pl.LazyFrame) -> pl.DataFrame:
     for k, a in enumerate(WALK, 1):  # the deepest shared ancestor decides
         shared = pl.when(pl.col(a).is_not_null() & (pl.col(a) == pl.col(f"_e{a}"))).then(k).otherwise(shared)
     distance = pl.when(pl.col("preorder") == pl.col("_epreorder")).then(0).otherwise(pl.col("depth") + pl.col("_edepth") - 2 * shared)
-    order = (
+    moves = (
         at.join(entry, on=key[:2])
-        .select(*key, "_r", distance.alias("_d"), pl.col("preorder").alias("_p"))
+        .select(*key, "_i", distance.alias("_d"), pl.col("preorder").alias("_p"))
         .sort(*key, "_d", "_p")
         .unique(key, keep="first", maintain_order=True)  # a sentence holding several leaves: its nearest
         .sort("query_id", "fragment_id", "_d", "_p", "char_start")
-        # the fragment's places, in the ranking's order, filled in the walk's order
-        .with_columns(pl.col("_r").sort().over("query_id", "fragment_id").alias("_place"))
-        .select(*key, "_place")
+        # the fragment's rows, in the ranking's order, filled in the walk's order
+        .select("_i", pl.col("_i").sort().over("query_id", "fragment_id").alias("_to"))
+        .filter(pl.col("_i") != pl.col("_to"))
     )
-    return (
-        ranked.join(order, on=key, how="left")
-        .with_columns(pl.coalesce("_place", "_r").alias("_place"))
-        .sort("query_id", "_place")
-        .drop("_r", "_place")
-    )
+    if moves.is_empty():
+        return units
+    rows = np.arange(units.height)
+    rows[moves["_to"].to_numpy()] = moves["_i"].to_numpy()
+    return units[rows]
 
 
 def by_tree(
