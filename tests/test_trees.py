@@ -120,10 +120,11 @@ def test_changing_a_cost_weight_recomputes_only_the_tree_stages(tmp_path, root):
     assert len(list((tmp_path / "store" / "affordances").glob("art_*"))) == 1
 
 
-def test_sweep_of_four_weight_files_leaves_four_tree_sets_and_one_upstream(tmp_path, root):
+def test_sweep_of_the_weight_files_leaves_one_tree_set_each_and_one_upstream(tmp_path, root):
     store = tmp_path / "store"
     weights = sorted((root / "params" / "weights").glob("*.yaml"))
-    assert [w.stem for w in weights] == ["default", "locality_first", "shallow_paths", "tokens_heavy"]
+    stems = ["ambiguity_only", "default", "locality_first", "locality_only", "shallow_paths", "tokens_heavy", "tokens_only"]
+    assert [w.stem for w in weights] == stems
     for w in weights:  # each file merged over params/default.yaml, with the store moved to tmp
         over = tmp_path / "weights" / w.name
         over.parent.mkdir(exist_ok=True)
@@ -133,5 +134,6 @@ def test_sweep_of_four_weight_files_leaves_four_tree_sets_and_one_upstream(tmp_p
         for stage in pipeline.STAGES:
             wb.artifact(stage)
     counts = {s: len(list((store / s).glob("art_*"))) for s in pipeline.STAGES}
-    assert {s: n for s, n in counts.items() if s in {"trees", "simulation", "evaluation"}} == {"trees": 4, "simulation": 4, "evaluation": 4}
+    sets = len(stems)
+    assert {s: n for s, n in counts.items() if s in {"trees", "simulation", "evaluation"}} == {"trees": sets, "simulation": sets, "evaluation": sets}
     assert all(n == 1 for s, n in counts.items() if s not in {"trees", "simulation", "evaluation"}), counts
