@@ -48,7 +48,10 @@ RUNS = ("sample-run", "cuad50-run", "x1-run")
 # through evaluation: retrieval quality reported beside speed (`<name>_r<budget>` per strategy)
 GOLD_SETS = {"cnli-dev": ("qa-contractnli-dev", "contractnli"), "pqa-dev": ("qa-policyqa-dev", "policyqa")}
 QUALITY = ("qspace", "ask", "bm25_chunks")  # the strategies whose recall the evaluation rows report
-DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1", "sample", "cuad50", *RUNS, *GOLD_SETS)
+# `x1-inc`: incremental updates of x1 (issue 24): the full run, then one contract added, then one
+# changed, then nothing changed, each a new Workbench over the same store (`added_s`, `changed_s`, `unchanged_s`)
+INCREMENTAL = "x1-inc"
+DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1", "sample", "cuad50", *RUNS, *GOLD_SETS, INCREMENTAL)
 CUAD50 = 50  # the first contracts of CUAD txt: the subset the report's cost was first measured on
 DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
 PER_DOC = ("corpus", "fragments", "affordances")
@@ -115,6 +118,8 @@ def specs(root: Path, names: list[str], scratch: Path, workers: int, engine: str
                 cuad / "txt", CUAD50, scratch / "cuad-txt-50"
             )
             out.append(Spec(name, corpus, upto, workers, engine, "notebooks" if name.endswith("-run") else "library"))
+        elif name == INCREMENTAL:
+            out.append(Spec(name, cuad / "txt", upto, workers, engine, "incremental"))
         elif name in GOLD_SETS:
             folder, _ = GOLD_SETS[name]
             out.append(Spec(name, (root / CUAD).parent.resolve() / folder / "dev.json", upto, workers, engine, "gold"))
@@ -164,12 +169,59 @@ def child_run(spec: dict) -> dict:
     }
 
 
+def child_incremental(spec: dict) -> dict:
+    """The corpus copied into the scratch folder and run up to spec['upto'] with a fresh store; then
+    one contract added (a copy of the first with a distinct first line), one changed (a sentence
+    appended to the second), and nothing changed, each run by a new Workbench over the same store:
+    the seconds of each and the documents its per-document stages computed (runs in the child)."""
+    from .pipeline import STAGES, Workbench
+
+    tmp = Path(spec["tmp"])
+    corpus = tmp / "corpus"
+    shutil.copytree(spec["corpus"], corpus)
+    params = tmp / "params.yaml"
+    params.write_text(f"store:\n  root: {tmp / 'store'}\n", encoding="utf-8")
+    files = sorted(f for f in corpus.rglob("*") if f.is_file())
+    names = list(STAGES)[: list(STAGES).index(spec["upto"]) + 1]
+
+    def added():
+        (corpus / "added.txt").write_bytes(b"An added contract\n" + files[0].read_bytes())
+
+    def changed():
+        with open(files[1], "ab") as fh:
+            fh.write(b"\nThis sentence was added to change the contract.\n")
+
+    out = {"files": len(files), "mb": sum(f.stat().st_size for f in files) / MB, "discovery_s": 0.0, "stages": {}}
+    for step, edit in (("full", None), ("added", added), ("changed", changed), ("unchanged", None)):
+        if edit:
+            edit()
+        t0 = time.perf_counter()
+        wb = Workbench(
+            params_file=str(params),
+            corpus_arg=str(corpus),
+            run_name="bench",
+            project_root=Path(spec["root"]),
+            reports_dir=tmp / "reports",
+            workers=spec["workers"],
+            engine=spec["engine"],
+        )
+        for stage in names:
+            wb.artifact(stage)
+        out[f"{step}_s"] = time.perf_counter() - t0
+        out[f"{step}_docs_computed"] = wb._parts["corpus"].computed if "corpus" in wb._parts else 0
+    out["total_s"] = out["full_s"]
+    out["cpu_s"] = time.process_time() + _children_cpu()
+    return out
+
+
 def child(spec: dict) -> dict:
     """Run the stages up to spec['upto'] with a fresh store; return the timings (runs in the child)."""
     from .pipeline import STAGES, Workbench
 
     if spec.get("mode") == "notebooks":
         return child_run(spec)
+    if spec.get("mode") == "incremental":
+        return child_incremental(spec)
 
     tmp = Path(spec["tmp"])
     params = tmp / "params.yaml"
@@ -310,7 +362,7 @@ def measure(spec: Spec, root: Path) -> dict:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     st = rep.pop("stages")
-    e2e = rep.get("run_s") or rep["discovery_s"] + sum(st.values())  # `qspace run`: its whole wall time
+    e2e = rep.get("run_s") or rep.get("full_s") or rep["discovery_s"] + sum(st.values())  # `qspace run`, x1-inc: its whole wall time
     row = {
         "corpus": spec.name,
         "engine": spec.engine,
@@ -384,6 +436,12 @@ def targets(summary: pl.DataFrame) -> dict:
             out[f"{name}: qspace run again, nothing changed s (target < 3)"] = nb["rerun_s"]
         if nb and name == "sample":
             out["sample: qspace run from an empty store s (target < 20)"] = nb["e2e_s"]
+    inc = pick(INCREMENTAL)
+    if inc and inc.get("full_s"):
+        for step in ("added", "changed", "unchanged"):
+            out[
+                f"x1: {step} one contract, rerun / full run (target <= 0.25)" if step != "unchanged" else "x1: nothing changed, rerun s"
+            ] = inc[f"{step}_s"] / inc["full_s"] if step != "unchanged" else inc["unchanged_s"]
     one, pool = pick("pdf-w1", "corpus"), pick("pdf", "corpus") or pick("pdf")
     if one and pool and pool.get("corpus_s"):
         out[f"PDF load speed-up, {pool['workers']} workers vs 1 (target >= 1.8)"] = one["corpus_s"] / pool["corpus_s"]
@@ -410,6 +468,9 @@ def markdown(summary: pl.DataFrame) -> str:
         ("peak_tree_rss_mb", "peak RSS with pool MB", "{:.0f}"),
         ("rerun_s", "rerun, nothing changed s", "{:.1f}"),
         ("new_name_s", "new run name s", "{:.1f}"),
+        ("added_s", "one added s", "{:.1f}"),
+        ("changed_s", "one changed s", "{:.1f}"),
+        ("unchanged_s", "none changed s", "{:.1f}"),
         ("load_before", "load avg", "{:.1f}"),
     ]
     cols = [c for c in cols if c[0] in summary.columns]

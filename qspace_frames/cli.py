@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -193,6 +194,35 @@ def _report(args) -> int:
     return 0
 
 
+def _gc(args) -> int:
+    import json
+
+    from .runtime import gc
+    from .runtime.paths import store_root
+
+    root = find_project_root()
+    if _bad_params(root, args.params):
+        return 2
+    store = store_root(root, load_params(root / args.params if not Path(args.params).is_absolute() else Path(args.params)))
+    records = []
+    for rec in sorted(reports_root(root).glob("*/artifacts.json")):  # the kept runs whose store this is
+        data = json.loads(rec.read_text(encoding="utf-8"))
+        pf = data.get("params_file") or "params/default.yaml"
+        with contextlib.suppress(Exception):  # a run whose parameters file is gone keeps nothing of this store
+            if store_root(root, load_params(root / pf)).resolve() == store.resolve():
+                records.append(data)
+    g = gc.garbage(store, records, keep_recent=args.keep_recent)
+    verb = "would remove" if args.dry_run else "removed"
+    for p in g.paths() if args.dry_run else []:
+        print(f"  {shown(p, root)}")
+    freed = g.bytes if args.dry_run else gc.collect(g)
+    print(
+        f"{len(records)} kept run(s); {verb} {len(g.artifacts)} artifact(s), {len(g.parts)} part(s) and "
+        f"{len(g.leftovers)} leftover(s) of dead writers: {freed / 1e6:,.1f} MB{' (dry run: nothing removed)' if args.dry_run else ''}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qspace", description="qspace-frames: an offline, deterministic document-intelligence workbench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -256,6 +286,18 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--gold", help="gold questions of the corpus, JSONL (as qspace eval reads them): recall measured on them")
     s.add_argument("--name", default="sweep", help="report folder name (default: sweep)")
     s.set_defaults(func=_sweep)
+    g = sub.add_parser(
+        "gc",
+        help="remove the store's artifacts and per-document parts no kept run refers to",
+        description="Remove from the store (that of --params) every artifact and per-document part that no kept run "
+        "(a folder of reports/ with artifacts.json) needs: its artifacts, the artifacts they were computed from, and "
+        "the parts they were assembled from; and the temporary files of writers that died. Anything written in the "
+        "last --keep-recent seconds stays (a run may be writing it).",
+    )
+    g.add_argument("--dry-run", action="store_true", help="list what would be removed and the bytes freed, remove nothing")
+    g.add_argument("--params", default="params/default.yaml", help="parameters file naming the store (default: params/default.yaml)")
+    g.add_argument("--keep-recent", type=float, default=3600.0, metavar="SECONDS", help="never remove what was written this recently")
+    g.set_defaults(func=_gc)
     e = sub.add_parser(
         "eval",
         help="run the pipeline and every strategy on a gold question file",

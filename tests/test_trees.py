@@ -135,5 +135,9 @@ def test_sweep_of_the_weight_files_leaves_one_tree_set_each_and_one_upstream(tmp
             wb.artifact(stage)
     counts = {s: len(list((store / s).glob("art_*"))) for s in pipeline.STAGES}
     sets = len(stems)
-    assert {s: n for s, n in counts.items() if s in {"trees", "simulation", "evaluation"}} == {"trees": sets, "simulation": sets, "evaluation": sets}
+    assert {s: n for s, n in counts.items() if s in {"trees", "simulation", "evaluation"}} == {
+        "trees": sets,
+        "simulation": sets,
+        "evaluation": sets,
+    }
     assert all(n == 1 for s, n in counts.items() if s not in {"trees", "simulation", "evaluation"}), counts

@@ -144,3 +144,21 @@ def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, hints: pl.LazyFrame, p:
         .sort("path"),
         INVENTORY,
     )
+
+
+def corpus_changes(before: pl.DataFrame | None, files: pl.DataFrame) -> dict[str, int]:
+    """How the discovered files (path, sha256) differ from an earlier inventory of the same run:
+    paths added, paths whose bytes changed, paths removed, and the files unchanged. With no earlier
+    inventory every file is added."""
+    now = files.select("path", "sha256")
+    if before is None:
+        return {"files": now.height, "added": now.height, "changed": 0, "removed": 0, "unchanged": 0}
+    both = now.join(before.select("path", pl.col("sha256").alias("_before")), on="path", how="inner")
+    same = int((both["sha256"] == both["_before"]).fill_null(False).sum())
+    return {
+        "files": now.height,
+        "added": now.height - both.height,
+        "changed": both.height - same,
+        "removed": before.height - both.height,
+        "unchanged": same,
+    }

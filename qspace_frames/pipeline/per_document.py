@@ -17,6 +17,7 @@ byte-identical; the engine is not a parameter of any artifact id.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -42,6 +43,8 @@ from ..frames import at_least_one
 from ..params import AffordanceParams, CorpusParams, FragmentParams
 from ..runtime import shards
 from ..runtime import workers as workers_mod
+from ..runtime.parts import Parts
+from ..runtime.parts import per_document as reuse_parts
 from ..runtime.ray_engine import nest, ray_map, unnest
 from ..runtime.shards import (
     DocCursor,
@@ -49,7 +52,6 @@ from ..runtime.shards import (
     doc_shards,
     in_key_order,
     merge,
-    run_tasks,
     whole,
 )
 from ..schemas import FRAGMENTS, PAGES, conform
@@ -59,6 +61,7 @@ AFFORDANCE_KEYS = ["doc_id", "span_start", "intent", "support"]
 
 
 ASSEMBLE_FILES = 256  # results turned into a frame every this many files: bounded Python objects
+PART_WRITERS = 2  # threads writing the loaded documents' parts
 
 
 def load_batches(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1):
@@ -108,6 +111,11 @@ def detect_shard(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordancePara
     return pl.concat([kept.with_columns(pl.lit(None, pl.String).alias("reject_reason")), rejected], how="diagonal")
 
 
+def detect_pages_shard(pages: pl.DataFrame, fragments: pl.DataFrame, p: AffordanceParams) -> pl.DataFrame:
+    """`detect_shard` with the pages first (`runtime.parts` reads a shard's documents off its first frame)."""
+    return detect_shard(fragments, pages, p)
+
+
 def _split_affordances(checked: pl.DataFrame, in_order: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     kept = checked.filter(pl.col("reject_reason").is_null())
     rejected = checked.filter(pl.col("reject_reason").is_not_null())
@@ -120,15 +128,46 @@ def _split_affordances(checked: pl.DataFrame, in_order: bool = False) -> tuple[p
 # ---- the stages --------------------------------------------------------------------------------
 
 
+def load_reusing(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int, parts: Parts) -> Iterator[pl.DataFrame]:
+    """`load_batches`, a document loaded before with the same bytes and format read from its part
+    (`runtime.parts`): a file renamed or moved is not loaded again. Only loaded documents are kept
+    as parts (a failure's message may name the file)."""
+    keys = [parts.key(f"{did}\n{ext}") for did, _, ext in jobs.iter_rows()]
+    have = {i: row for i, k in enumerate(keys) if (row := parts.get(k)) is not None}
+    todo = jobs.with_row_index("_i").filter(~pl.col("_i").is_in(list(have)))
+    computed = (row for batch in load_batches(todo.drop("_i"), root, p, workers) for row in batch.iter_slices(1))
+    out = []
+    with ThreadPoolExecutor(PART_WRITERS) as writers:  # the parts are written beside the loading (Polars writes without the GIL)
+        written = []
+        for i, (did, path, _) in enumerate(jobs.iter_rows()):
+            row = have.get(i)
+            if row is None:
+                row = next(computed)
+                if row["load_status"][0] == "loaded":
+                    written.append(writers.submit(parts.put, keys[i], row.drop("path")))
+            else:
+                row = row.with_columns(pl.lit(path, pl.String).alias("path")).select(list(LOADED_DOC))
+            parts.record(did, keys[i], reused=i in have)
+            out.append(row)
+            if len(out) == ASSEMBLE_FILES:
+                yield pl.concat(out)
+                out = []
+        if out:
+            yield pl.concat(out)
+        for w in written:
+            w.result()  # a part that could not be written fails the stage, as any write would
+
+
 def load_stage(
-    files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1, engine: str = "local"
+    files: pl.DataFrame, root: str | Path, p: CorpusParams, workers: int = 1, engine: str = "local", parts: Parts | None = None
 ) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(per-file status rows, pages) of every discovered file, in batches: the loaded documents'
     in doc_id order (pages sorted as they are stored), then the other files' statuses (errors,
-    unsupported types, duplicates) with no pages."""
+    unsupported types, duplicates) with no pages. With `parts`, a document loaded before is read
+    from its part."""
     jobs, status_rows = plan_loads(files, p)
     if check_engine(engine) == "local":
-        batches = load_batches(jobs, root, p, workers=workers)
+        batches = load_batches(jobs, root, p, workers=workers) if parts is None else load_reusing(jobs, root, p, workers, parts)
     else:
         docs = ray_map(jobs.sort("doc_id"), partial(_ray_load, root=str(root), p=p), rows_per_batch=8, workers=workers)
         batches = [docs.select([pl.col(c).cast(t) for c, t in LOADED_DOC.items()]) if docs.height else pl.DataFrame(schema=LOADED_DOC)]
@@ -137,10 +176,18 @@ def load_stage(
     yield status_frame(status_rows), pl.DataFrame(schema=PAGES)
 
 
-def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: int = 1, engine: str = "local") -> Iterator[pl.DataFrame]:
+def fragment_stage(
+    pages: Iterable[pl.DataFrame],
+    p: FragmentParams,
+    workers: int = 1,
+    engine: str = "local",
+    parts: Parts | None = None,
+    upstream: dict[str, str] | None = None,
+) -> Iterator[pl.DataFrame]:
     """The fragments of every document (schema FRAGMENTS), in batches sorted by document and
     offset. `pages` arrive in batches sorted by doc_id (a stored artifact read batch by batch, or
-    one frame); locally only a few shards are held at a time."""
+    one frame); locally only a few shards are held at a time. With `parts`, a document whose
+    pages a part was made from is read from it (`runtime.parts`)."""
     if check_engine(engine) == "ray":
         pages = in_key_order(whole(pages, PAGES), ["doc_id", "char_start"])
         nested = nest(pages, "pages", ["page", "char_start", "text"])
@@ -148,15 +195,22 @@ def fragment_stage(pages: Iterable[pl.DataFrame], p: FragmentParams, workers: in
         yield merge([out], FRAGMENT_KEYS, FRAGMENTS)
         return
     # shards hold ascending doc ranges, each sorted: the batches are in order
-    parts = run_tasks(partial(fragment_shard, p=p), ((sh,) for sh in doc_shards(pages)), workers)
-    yield from at_least_one((conform(part, FRAGMENTS) for part in parts), FRAGMENTS)
+    computed = reuse_parts(((sh,) for sh in doc_shards(pages)), partial(fragment_shard, p=p), workers, parts, upstream)
+    yield from at_least_one((conform(part, FRAGMENTS) for part in computed), FRAGMENTS)
 
 
 def affordance_stage(
-    fragments: Iterable[pl.DataFrame], pages: Iterable[pl.DataFrame], p: AffordanceParams, workers: int = 1, engine: str = "local"
+    fragments: Iterable[pl.DataFrame],
+    pages: Iterable[pl.DataFrame],
+    p: AffordanceParams,
+    workers: int = 1,
+    engine: str = "local",
+    parts: Parts | None = None,
+    upstream: dict[str, str] | None = None,
 ) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(verified affordances, rejected ones) of every document, in batches sorted by the keys;
-    both inputs arrive in batches sorted by doc_id and are read alongside, a shard at a time."""
+    both inputs arrive in batches sorted by doc_id and are read alongside, a shard at a time. With
+    `parts`, a document whose pages and fragments a part was made from is read from it."""
     if check_engine(engine) == "ray":
         pages = in_key_order(whole(pages, PAGES), ["doc_id", "char_start"])
         fragments = in_key_order(whole(fragments, FRAGMENTS), FRAGMENT_KEYS)
@@ -167,9 +221,9 @@ def affordance_stage(
         yield _split_affordances(out if out.height else detect_shard(fragments.clear(), pages.clear(), p))
         return
     cursor = DocCursor(fragments, FRAGMENTS)
-    tasks = ((cursor.through(sh["doc_id"][-1]), sh) for sh in doc_shards(pages))
+    tasks = ((sh, cursor.through(sh["doc_id"][-1])) for sh in doc_shards(pages))
     n = 0
-    for n, part in enumerate(run_tasks(partial(detect_shard, p=p), tasks, workers), 1):
+    for n, part in enumerate(reuse_parts(tasks, partial(detect_pages_shard, p=p), workers, parts, upstream), 1):
         yield _split_affordances(part, in_order=True)  # a shard's rows are sorted by the keys
     if not n:
         yield pl.DataFrame(schema=affordances_mod.AFFORDANCES), pl.DataFrame(schema=affordances_mod.REJECTED)

@@ -8,6 +8,7 @@ contract). Batching is decided here, in one layer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Iterator
 
@@ -39,6 +40,7 @@ from ..qspace import graph as graph_mod
 from ..qspace import prototypes as prototypes_mod
 from ..qspace import proximity as proximity_mod
 from ..runtime import workers as workers_mod
+from ..runtime.parts import per_document as reuse_parts
 from ..runtime.shards import SortSpill, doc_shards, key_shards, run_tasks
 from ..runtime.stage import Runtime, Stage
 from ..trees import compile as trees_mod
@@ -48,6 +50,9 @@ from . import per_document
 # what every pool worker imports on start, while this process prepares the work
 workers_mod.PRELOAD[:] = ["qspace_frames.affordances.detect", "qspace_frames.fragments", "qspace_frames.corpus.loaders"]
 
+
+# the per-document stages whose documents' rows are kept as parts (`runtime.parts`) for the next run
+PER_DOCUMENT = ("corpus", "fragments", "affordances", "chunks")
 
 # ---- batching: how much each streaming stage holds at once -------------------------------------
 AFFORDANCE_SHARD_ROWS = 200_000  # affordances read per shard (whole documents) by the stages that stream them
@@ -67,7 +72,7 @@ class CorpusFiles:
 def _corpus(t, p, rt: Runtime):
     src: CorpusFiles = t["files"]
     loaded, hints = [], []  # per file and per document: small, kept for the inventory at the end
-    for status, pages in per_document.load_stage(src.files, src.root, p.corpus, workers=rt.workers, engine=rt.engine):
+    for status, pages in per_document.load_stage(src.files, src.root, p.corpus, workers=rt.workers, engine=rt.engine, parts=rt.parts):
         loaded.append(status)
         hints.append(inventory_mod.domain_hints(pages.lazy(), p.corpus).collect())
         yield "pages", pages
@@ -76,13 +81,21 @@ def _corpus(t, p, rt: Runtime):
 
 # The per-document stages stream: inputs read a row group at a time, outputs written a shard at a time.
 def _fragments(t, p, rt: Runtime):
-    for part in per_document.fragment_stage(t["corpus/pages"].batches(), p.fragments, workers=rt.workers, engine=rt.engine):
+    for part in per_document.fragment_stage(
+        t["corpus/pages"].batches(), p.fragments, workers=rt.workers, engine=rt.engine, parts=rt.parts, upstream=t["corpus/pages"].parts
+    ):
         yield "fragments", part
 
 
 def _affordances(t, p, rt: Runtime):
     for kept, rejected in per_document.affordance_stage(
-        t["fragments/fragments"].batches(), t["corpus/pages"].batches(), p.affordances, workers=rt.workers, engine=rt.engine
+        t["fragments/fragments"].batches(),
+        t["corpus/pages"].batches(),
+        p.affordances,
+        workers=rt.workers,
+        engine=rt.engine,
+        parts=rt.parts,
+        upstream=t["fragments/fragments"].parts,
     ):
         yield "affordances", kept
         yield "rejected", rejected
@@ -203,7 +216,7 @@ def _simulation(t, p, rt: Runtime):
         yield "simulations", sims
 
 
-def _chunk_shard(p, pages: pl.DataFrame) -> pl.DataFrame:
+def _chunk_shard(pages: pl.DataFrame, p) -> pl.DataFrame:
     """The BM25 baseline's chunks of a shard of pages (a pool task)."""
     return pl.concat(chunks_mod.chunk_batches(document_text(pages.lazy()).collect(), p))
 
@@ -212,8 +225,8 @@ def _chunks(t, p, rt: Runtime):
     """The BM25 baseline's fixed-token chunks of the whole corpus, cut shard by shard in the pool.
     Tokenizing the corpus is the evaluation's largest cost, and the chunks read only the chunk
     size and the encoding: as their own stage, a sweep of any other parameter reuses them."""
-    tasks = ((p.evaluation, pages) for pages in doc_shards(t["corpus/pages"].batches()))
-    for part in run_tasks(_chunk_shard, tasks, rt.workers):
+    tasks = ((pages,) for pages in doc_shards(t["corpus/pages"].batches()))
+    for part in reuse_parts(tasks, partial(_chunk_shard, p=p.evaluation), rt.workers, rt.parts, t["corpus/pages"].parts):
         yield "chunks", part
 
 

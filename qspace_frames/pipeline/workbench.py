@@ -23,11 +23,12 @@ from ..evaluation.gold_sets import contractnli_to_gold
 from ..ids import canonical_json, sha256_hex
 from ..params import Params, load_params
 from ..runtime import stage as stage_mod
+from ..runtime.parts import PARTS, Parts
 from ..runtime.paths import reports_root, store_root
 from ..runtime.shards import check_engine
 from ..runtime.stage import Runtime
 from ..runtime.store import Artifact, Store, Table, artifact_id
-from .stages import STAGES, CorpusFiles, ask_leaves, ask_units
+from .stages import PER_DOCUMENT, STAGES, CorpusFiles, ask_leaves, ask_units
 
 # The stored tables `ask` reads (its sentence units and the selected trees' evidence leaves).
 ASK_TABLES = (
@@ -68,6 +69,8 @@ class Workbench:
     _actions: dict[str, str] = field(default_factory=dict, init=False)  # stage -> "computed" or "reused" by this Workbench
     _files: pl.DataFrame | None = field(default=None, init=False)
     _sources: dict[str, tuple[str, object]] = field(default_factory=dict, init=False)
+    _parts: dict[str, Parts] = field(default_factory=dict, init=False)  # per-document stage -> the parts it read and kept
+    changes: dict[str, int] = field(default_factory=dict, init=False)  # the corpus's files against the run's last corpus
 
     def __post_init__(self):
         self.root = Path(self.project_root) if self.project_root else find_project_root()
@@ -145,10 +148,37 @@ class Workbench:
         return self.artifact(stage).table(name or stage)
 
     def _outputs(self, stage: str):
-        """(the stage's checked output stream, its schemas), computed from its stored inputs."""
+        """(the stage's checked output stream, its schemas), computed from its stored inputs; a
+        per-document stage reads and keeps its documents' parts (`runtime.parts`, local engine)."""
         st = STAGES[stage]
         p = self.params.only(st.params, f"stage {stage!r}")
-        return stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine)), st.schemas(p)
+        parts = None
+        if stage in PER_DOCUMENT and self.engine == "local":
+            tag = f"{stage}:{st.code_version}:{self.params.section_hash(*st.params)}"
+            parts = self._parts[stage] = Parts(self.store.root / PARTS / stage, tag)
+        return stage_mod.run(st, self.inputs(stage), p, Runtime(self.workers, self.engine, parts)), st.schemas(p)
+
+    def _previous_inventory(self) -> pl.DataFrame | None:
+        """The inventory (path, sha256) of the corpus this run read last time, when the store holds it."""
+        rec = self.run_dir / "artifacts.json"
+        aid = json.loads(rec.read_text(encoding="utf-8")).get("artifacts", {}).get("corpus") if rec.is_file() else None
+        art = self.store.get("corpus", aid) if aid else None
+        return art.read("inventory").select("path", "sha256") if art is not None else None
+
+    def changes_line(self) -> str:
+        """What this Workbench did to the corpus, in words ("" when its corpus stage was reused):
+        files added, changed and removed since the run's last corpus, and documents read from their
+        parts or loaded."""
+        c, parts = self.changes, self._parts.get("corpus")
+        if not c:
+            return ""
+        line = f"{c['files']} files: {c['added']} added, {c['changed']} changed, {c['removed']} removed, {c['unchanged']} unchanged"
+        return line + (f"; {parts.reused} documents read from their parts, {parts.computed} loaded" if parts is not None else "")
+
+    def _parts_used(self, stage: str) -> dict:
+        """What a stage's manifest records of its parts: every part it was assembled from (`qspace gc` keeps them)."""
+        parts = self._parts.get(stage)
+        return {"parts": dict(sorted(parts.keys.items()))} if parts is not None else {}
 
     def compute(self, stage: str) -> dict[str, pl.DataFrame]:
         """The stage's tables computed from its stored inputs, not stored (for tests and debugging)."""
@@ -167,16 +197,20 @@ class Workbench:
         art = self.store.get(stage, aid)
         action = "reused"
         if art is None:
+            before = self._previous_inventory() if stage == "corpus" else None
             tables, schemas = self._outputs(stage)
             manifest = {
                 "version": st.code_version,
                 "params": self.params.read(*st.params),
                 "inputs": {ref: self._input_id(ref) for ref in st.inputs},
             }
-            art = self.store.put(stage, aid, tables, manifest, schemas=schemas)
+            art = self.store.put(stage, aid, tables, manifest, schemas=schemas, after=lambda: self._parts_used(stage))
             action = "computed"
+            if stage == "corpus":
+                self.changes = inventory_mod.corpus_changes(before, self.files())
         self._arts[stage] = art
         self._actions[stage] = action
+        parts = self._parts.get(stage) if action == "computed" else None
         self._log(
             {
                 "notebook": self.notebook,
@@ -185,6 +219,8 @@ class Workbench:
                 "action": action,
                 "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
                 "seconds": round(time.perf_counter() - t0, 3),
+                **({"documents": {"reused": parts.reused, "computed": parts.computed}} if parts is not None else {}),
+                **({"files": self.changes} if stage == "corpus" and action == "computed" and self.changes else {}),
             }
         )
         self._record(stage, aid)

@@ -148,16 +148,29 @@ def timings(run: Run) -> dict:
     nb_path = run.run_dir / "timings.json"
     notebooks = json.loads(nb_path.read_text(encoding="utf-8")) if nb_path.is_file() else {}
     stages: dict[str, dict] = {}
+    corpus: dict = {}
     log = run.run_dir / "stage_log.jsonl"
     for line in log.read_text(encoding="utf-8").splitlines() if log.is_file() else []:
         e = json.loads(line)
         s = stages.setdefault(e["stage"], {"computed_seconds": 0.0, "reused_seconds": 0.0})
         s[f"{e['action']}_seconds"] = round(s.get(f"{e['action']}_seconds", 0.0) + e["seconds"], 3)
+        if e["stage"] == "corpus" and "files" in e:  # what the run did to the corpus (Workbench.changes_line)
+            corpus = {"files": e["files"], "documents": e.get("documents")}
     return {
         "notebooks": notebooks,
         "stages": dict(sorted(stages.items())),
         "elapsed_seconds": round(sum(notebooks.values()), 1) if notebooks else None,
+        "corpus_changes": corpus,
     }
+
+
+def changes_sentence(changes: dict) -> str:
+    """The corpus against the run's previous corpus, in words ("" when the corpus was not computed again)."""
+    if not changes:
+        return ""
+    f, d = changes["files"], changes.get("documents")
+    line = f"{f['files']:,} files: {f['added']:,} added, {f['changed']:,} changed, {f['removed']:,} removed, {f['unchanged']:,} unchanged"
+    return line + (f"; {d['reused']:,} documents read from their parts, {d['computed']:,} loaded." if d else ".")
 
 
 def versions() -> dict[str, str]:
@@ -587,6 +600,8 @@ def dashboard_html(run: Run, meta: dict) -> str:
     elapsed = meta["wall_time"]["elapsed_seconds"]
     cards = [(k, f"{v:,}") for k, v in c.items()] + [("elapsed (s)", f"{elapsed:,.1f}" if elapsed is not None else "n/a")]
     cards_html = "".join(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for k, v in cards)
+    changed = changes_sentence(meta["wall_time"].get("corpus_changes", {}))
+    changes_html = f"<p>Against this run's previous corpus: {_e(changed)}</p>" if changed else ""
     cmp = comparison(run)
     gold_label = f"the gold questions of {meta['gold']}" if meta.get("gold") else "silver questions made from validated affordances"
     better = "".join(f"<li>{_e(s)}</li>" for s in improvements(cmp))
@@ -633,7 +648,7 @@ def dashboard_html(run: Run, meta: dict) -> str:
 <p>corpus <code>{_e(meta["corpus"])}</code> &middot; parameters <code>{_e(meta["params_file"])}</code> (hash {_e(str(meta["params_hash"])[:12])})
 &middot; <a style="color:#fff" href="index.html">all notebooks</a> &middot; <a style="color:#fff" href="final_report.md">final report</a></p></header>
 <main>
-<section><h2>The run in numbers</h2><div class="cards">{cards_html}</div></section>
+<section><h2>The run in numbers</h2><div class="cards">{cards_html}</div>{changes_html}</section>
 <section><h2>Retrieval against the baselines (measured on {_e(gold_label)})</h2>
 <p>Recall = share of gold evidence characters loaded within the token budget; tokens are exact cl100k counts of what each strategy loaded.</p>
 {_html_table(cmp, NO_EVALUATION if run.has("evaluation") else "Not in this run.")}<ul>{better}</ul></section>

@@ -396,6 +396,8 @@ def compute(root: Path, wb, params_file: str, run_name: str, progress: "Progress
                 art = w.artifact(stage)
                 rows = ", ".join(f"{t} {v['rows']:,}" for t, v in sorted(art.manifest["tables"].items()))
                 progress.line(f"{label}{stage}: {w.last_action(stage)} in {time.perf_counter() - t0:.1f}s ({rows})")
+                if stage == "corpus" and w.changes_line():
+                    progress.line(f"{label}{w.changes_line()}")
                 if not label:
                     gate.add(stage)
     except Exception as e:  # a stage's own error: say which, as a notebook would

@@ -40,6 +40,7 @@ class Runtime:
 
     workers: int = 1
     engine: str = "local"
+    parts: Any = None  # runtime.parts.Parts of a per-document stage: its documents' rows kept for the next run
 
 
 @dataclass(frozen=True)

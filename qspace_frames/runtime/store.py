@@ -263,6 +263,13 @@ class Table:
     def read(self) -> pl.DataFrame:
         return pl.read_parquet(self.path)
 
+    @property
+    def parts(self) -> dict[str, str]:
+        """doc_id -> the per-document part its rows were assembled from (`runtime.parts`), as the
+        artifact's manifest records them; empty when it was not assembled from parts."""
+        manifest = self.path.parent / MANIFEST
+        return json.loads(manifest.read_text(encoding="utf-8")).get("parts", {}) if manifest.is_file() else {}
+
     def batches(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
         """The rows in order, one Parquet row group (about GROUP_BYTES) at a time, so a stage can
         stream a table of any size. Read by Polars with a slice per group: pyarrow's own reader
@@ -316,11 +323,20 @@ class Store:
         d = self._dir(stage, aid)
         return Artifact(stage, aid, d) if (d / MANIFEST).is_file() else None
 
-    def put(self, stage: str, aid: str, tables: Tables, manifest: dict, schemas: dict[str, dict] | None = None) -> Artifact:
+    def put(
+        self,
+        stage: str,
+        aid: str,
+        tables: Tables,
+        manifest: dict,
+        schemas: dict[str, dict] | None = None,
+        after: Callable[[], dict] | None = None,
+    ) -> Artifact:
         """Publish an artifact. `tables` is {name: frame}, or an iterable of (name, frame) pairs
         that arrive batch by batch (a stage streaming its shards, each table its own stream):
         each table is written as its batches come, never held whole. `schemas` names every table
-        the artifact holds: one that got no batch is written empty with its schema."""
+        the artifact holds: one that got no batch is written empty with its schema. `after` gives
+        what the manifest also records once the tables are written (the parts a stage used)."""
         final = self._dir(stage, aid)
         if (final / MANIFEST).is_file():
             return Artifact(stage, aid, final)
@@ -330,7 +346,7 @@ class Store:
         tmp.mkdir()
         _crash_point(stage, "tmp_created")
         info = _write_tables(tmp, tables, stage, schemas or {})
-        full = {"artifact_id": aid, "stage": stage, **manifest, "tables": info}
+        full = {"artifact_id": aid, "stage": stage, **manifest, **(after() if after else {}), "tables": info}
         (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         _crash_point(stage, "manifest_written")
         for f in tmp.iterdir():  # make the bytes durable before the rename publishes them
