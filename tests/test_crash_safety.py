@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from qspace_frames.runtime.parts import PARTS
 from qspace_frames.runtime.store import CRASH_ENV, MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +107,13 @@ def assert_no_partial_artifact(store: Path) -> list[str]:
     from qspace_frames.runtime.store import Store
 
     temps = []
-    for stage_dir in sorted(p for p in store.iterdir() if p.is_dir()) if store.is_dir() else []:
+    parts = store / PARTS  # per-document parts: whole Parquet files, or hidden temporary ones
+    for f in sorted(parts.rglob("*")) if parts.is_dir() else []:
+        if f.is_file() and f.name.startswith("."):
+            temps.append(f.relative_to(store).as_posix())
+        elif f.is_file():
+            assert f.suffix == ".parquet" and pl.read_parquet(f).height >= 0, f
+    for stage_dir in sorted(p for p in store.iterdir() if p.is_dir() and p.name != PARTS) if store.is_dir() else []:
         for d in sorted(stage_dir.iterdir()):
             if d.name.startswith(".tmp-"):
                 temps.append(f"{stage_dir.name}/{d.name}")
@@ -177,7 +184,7 @@ def episodes(small_corpus) -> tuple[dict[str, bytes], dict[tuple, dict]]:
 def test_reference_run_is_whole(episodes):
     reference, _ = episodes
     assert not any("/.tmp-" in f for f in reference)
-    assert {f.split("/")[0] for f in reference} == set(STAGES)
+    assert {f.split("/")[0] for f in reference} == {*STAGES, PARTS}
 
 
 def test_crash_hook_is_inert_without_the_variable(tmp_path):

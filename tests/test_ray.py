@@ -52,7 +52,10 @@ def _assert_identical(local, on_ray):
     for stage in PER_DOC:
         a, b = local[stage], on_ray[stage]
         assert a.artifact_id == b.artifact_id, stage
-        assert a.manifest == b.manifest, stage
+        # the same manifest, but for the local run's record of the per-document parts it was
+        # assembled from (`runtime.parts`), which Ray, computing every document, does not keep
+        assert {k: v for k, v in a.manifest.items() if k != "parts"} == b.manifest, stage
+        assert "parts" in a.manifest and "parts" not in b.manifest, stage
         for table in a.tables:
             assert (a.path / f"{table}.parquet").read_bytes() == (b.path / f"{table}.parquet").read_bytes(), (stage, table)
 
