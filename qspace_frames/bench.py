@@ -208,7 +208,7 @@ def child_incremental(spec: dict) -> dict:
         for stage in names:
             wb.artifact(stage)
         out[f"{step}_s"] = time.perf_counter() - t0
-        out[f"{step}_docs_computed"] = wb._parts["corpus"].computed if "corpus" in wb._parts else 0
+        out[f"{step}_docs_computed"] = wb.documents().get("corpus", {}).get("computed", 0)
         log = [json.loads(line) for line in (wb.run_dir / "stage_log.jsonl").read_text(encoding="utf-8").splitlines()]
         mine = [e for e in log[-len(names) :] if e["action"] == "computed"]  # this step's entries
         out[f"{step}_per_doc_s"] = sum(e["seconds"] for e in mine if e["stage"] in (*PER_DOC, "chunks"))

@@ -68,7 +68,7 @@ def _artifacts(wb: Workbench) -> dict:
 
 def _documents(wb: Workbench) -> dict:
     """What this Workbench's per-document stages read from parts and computed."""
-    return {s: {"reused": p.reused, "computed": p.computed} for s, p in wb._parts.items()}
+    return wb.documents()
 
 
 @pytest.fixture(scope="module")

@@ -175,6 +175,11 @@ class Workbench:
         line = f"{c['files']} files: {c['added']} added, {c['changed']} changed, {c['removed']} removed, {c['unchanged']} unchanged"
         return line + (f"; {parts.reused} documents read from their parts, {parts.computed} loaded" if parts is not None else "")
 
+    def documents(self) -> dict[str, dict[str, int]]:
+        """stage -> {"reused", "computed"}: the documents each per-document stage this Workbench
+        computed read from their parts or computed (`runtime.parts`)."""
+        return {s: {"reused": p.reused, "computed": p.computed} for s, p in self._parts.items()}
+
     def _parts_used(self, stage: str) -> dict:
         """What a stage's manifest records of its parts: every part it was assembled from (`qspace gc` keeps them)."""
         parts = self._parts.get(stage)

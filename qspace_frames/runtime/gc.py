@@ -59,7 +59,10 @@ def kept_artifacts(store: Path, records: list[dict]) -> set[tuple[str, str]]:
 def garbage(store: Path, records: list[dict], now: float | None = None, keep_recent: float = KEEP_RECENT) -> Garbage:
     """What `collect` removes from the store at `store` given the kept runs' records."""
     now = time.time() if now is None else now
-    old = lambda p: now - p.stat().st_mtime > keep_recent  # noqa: E731
+
+    def old(p: Path) -> bool:
+        return now - p.stat().st_mtime > keep_recent
+
     kept = kept_artifacts(store, records)
     parts: set[Path] = set()
     for stage, aid in kept:
