@@ -203,7 +203,7 @@ def _gc(args) -> int:
     root = find_project_root()
     if _bad_params(root, args.params):
         return 2
-    store = store_root(root, load_params(root / args.params if not Path(args.params).is_absolute() else Path(args.params)))
+    store = store_root(root, load_params(root / args.params))  # an absolute --params stays itself
     records = []
     for rec in sorted(reports_root(root).glob("*/artifacts.json")):  # the kept runs whose store this is
         data = json.loads(rec.read_text(encoding="utf-8"))

@@ -146,6 +146,13 @@ def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, hints: pl.LazyFrame, p:
     )
 
 
+def changes_sentence(files: dict[str, int], documents: dict[str, int] | None = None) -> str:
+    """`corpus_changes` (and, when given, the documents read from their parts or loaded) in words."""
+    f = files
+    line = f"{f['files']:,} files: {f['added']:,} added, {f['changed']:,} changed, {f['removed']:,} removed, {f['unchanged']:,} unchanged"
+    return line + (f"; {documents['reused']:,} documents read from their parts, {documents['computed']:,} loaded" if documents else "")
+
+
 def corpus_changes(before: pl.DataFrame | None, files: pl.DataFrame) -> dict[str, int]:
     """How the discovered files (path, sha256) differ from an earlier inventory of the same run:
     paths added, paths whose bytes changed, paths removed, and the files unchanged. With no earlier

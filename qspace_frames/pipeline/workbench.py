@@ -169,11 +169,7 @@ class Workbench:
         """What this Workbench did to the corpus, in words ("" when its corpus stage was reused):
         files added, changed and removed since the run's last corpus, and documents read from their
         parts or loaded."""
-        c, parts = self.changes, self._parts.get("corpus")
-        if not c:
-            return ""
-        line = f"{c['files']} files: {c['added']} added, {c['changed']} changed, {c['removed']} removed, {c['unchanged']} unchanged"
-        return line + (f"; {parts.reused} documents read from their parts, {parts.computed} loaded" if parts is not None else "")
+        return inventory_mod.changes_sentence(self.changes, self.documents().get("corpus")) if self.changes else ""
 
     def documents(self) -> dict[str, dict[str, int]]:
         """stage -> {"reused", "computed"}: the documents each per-document stage this Workbench
@@ -215,7 +211,7 @@ class Workbench:
                 self.changes = inventory_mod.corpus_changes(before, self.files())
         self._arts[stage] = art
         self._actions[stage] = action
-        parts = self._parts.get(stage) if action == "computed" else None
+        documents = self.documents().get(stage) if action == "computed" else None
         self._log(
             {
                 "notebook": self.notebook,
@@ -224,7 +220,7 @@ class Workbench:
                 "action": action,
                 "rows": {k: v["rows"] for k, v in art.manifest["tables"].items()},
                 "seconds": round(time.perf_counter() - t0, 3),
-                **({"documents": {"reused": parts.reused, "computed": parts.computed}} if parts is not None else {}),
+                **({"documents": documents} if documents is not None else {}),
                 **({"files": self.changes} if stage == "corpus" and action == "computed" and self.changes else {}),
             }
         )

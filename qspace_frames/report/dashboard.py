@@ -25,6 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ..corpus.inventory import changes_sentence
 from ..params import Params, load_params
 from ..runtime.paths import store_root
 from ..runtime.store import Artifact, Store
@@ -162,15 +163,6 @@ def timings(run: Run) -> dict:
         "elapsed_seconds": round(sum(notebooks.values()), 1) if notebooks else None,
         "corpus_changes": corpus,
     }
-
-
-def changes_sentence(changes: dict) -> str:
-    """The corpus against the run's previous corpus, in words ("" when the corpus was not computed again)."""
-    if not changes:
-        return ""
-    f, d = changes["files"], changes.get("documents")
-    line = f"{f['files']:,} files: {f['added']:,} added, {f['changed']:,} changed, {f['removed']:,} removed, {f['unchanged']:,} unchanged"
-    return line + (f"; {d['reused']:,} documents read from their parts, {d['computed']:,} loaded." if d else ".")
 
 
 def versions() -> dict[str, str]:
@@ -600,8 +592,10 @@ def dashboard_html(run: Run, meta: dict) -> str:
     elapsed = meta["wall_time"]["elapsed_seconds"]
     cards = [(k, f"{v:,}") for k, v in c.items()] + [("elapsed (s)", f"{elapsed:,.1f}" if elapsed is not None else "n/a")]
     cards_html = "".join(f'<div class="card"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for k, v in cards)
-    changed = changes_sentence(meta["wall_time"].get("corpus_changes", {}))
-    changes_html = f"<p>Against this run's previous corpus: {_e(changed)}</p>" if changed else ""
+    changed = meta["wall_time"].get("corpus_changes")
+    changes_html = (
+        f"<p>Against this run's previous corpus: {_e(changes_sentence(changed['files'], changed['documents']))}.</p>" if changed else ""
+    )
     cmp = comparison(run)
     gold_label = f"the gold questions of {meta['gold']}" if meta.get("gold") else "silver questions made from validated affordances"
     better = "".join(f"<li>{_e(s)}</li>" for s in improvements(cmp))

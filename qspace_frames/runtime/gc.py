@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .parts import PARTS
+from .parts import PARTS, part_path
 from .store import MANIFEST, pid_alive
 
 KEEP_RECENT = 3600.0  # seconds: what was written this recently is never removed (a run may be writing it)
@@ -67,7 +67,8 @@ def garbage(store: Path, records: list[dict], now: float | None = None, keep_rec
     parts: set[Path] = set()
     for stage, aid in kept:
         manifest = json.loads((store / stage / aid / MANIFEST).read_text(encoding="utf-8"))
-        parts |= {store / PARTS / stage / key[:2] / f"{key}.parquet" for key in manifest.get("parts", {}).values()}
+        keys = manifest.get("parts") or {}  # doc_id -> key (a bare list of keys from an early store is read too)
+        parts |= {part_path(store / PARTS / stage, key) for key in (keys.values() if isinstance(keys, dict) else keys)}
     g = Garbage()
     for d in sorted(store.glob("*/art_*")) if store.is_dir() else []:
         if d.parent.name != PARTS and (d.parent.name, d.name) not in kept and old(d):

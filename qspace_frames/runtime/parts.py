@@ -49,11 +49,8 @@ class Parts:
         """The part of the document whose input rows have this fingerprint."""
         return sha256_hex(f"{self.tag}\n{fingerprint}")[:40]
 
-    def _path(self, key: str) -> Path:
-        return part_path(self.root, key)
-
     def get(self, key: str) -> pl.DataFrame | None:
-        path = self._path(key)
+        path = part_path(self.root, key)
         if not path.is_file():
             return None
         try:
