@@ -1,6 +1,7 @@
 """Stage 3: hierarchical fragmentation.
 
-Pages become lines, lines are classified by named rules (below), consecutive lines group into
+Pages become lines, lines are classified (headings and page furniture by `structure.headings`),
+consecutive lines group into
 blocks, and a heading stack per level gives every block its heading path and parent section
 (the Docling-style hierarchical chunker, done with forward fills instead of a Python loop).
 Blocks over `max_chars` become sentence windows that never cut a sentence. Every fragment keeps
@@ -12,55 +13,19 @@ from __future__ import annotations
 import polars as pl
 
 from .ids import id_expr, text_sha_expr
-from .params import FragmentParams
+from .params import FragmentParams, StructureParams
+from .structure import headings as headings_mod
 from .schemas import FRAGMENTS, conform
 from .tokens import n_tokens_expr
 
-MAX_LEVEL = 6
+MAX_LEVEL = headings_mod.MAX_LEVEL
 DOC = "doc_id"
 
-# ---- line rules: each a named expression over the column `line` -------------------------------
-stripped = pl.col("line").str.strip_chars()
 
-is_blank = (stripped == "").alias("is_blank")
-
-# '## 3.2 Approvals' (loaders emit docx/html/pptx/xlsx headings in this form too)
-md_heading_level = pl.col("line").str.extract(r"^\s{0,3}(#{1,6})\s+\S", 1).str.len_chars().alias("md_level")
-
-# '3.2 Approvals', '4. TERMINATION' : a short numbered title with no sentence punctuation
-numbered_heading_level = (
-    pl.when(stripped.str.contains(r"^(?:\d{1,3}(?:\.\d{1,3}){0,4})\.?\s+[A-Z][^.!?:;,]*$"))
-    .then(stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})", 1).str.count_matches(r"\.") + 1)
-    .alias("num_level")
-)
-
-# 'TRAVEL AND EXPENSE POLICY': an ALL-CAPS title line (at least 3 capitals, no lower case)
-is_allcaps_title = (
-    stripped.str.contains(r"^[^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*$")
-    & ~stripped.str.contains(r"[.;,]$")
-    & (stripped.str.count_matches(r"[A-Z]") >= stripped.str.len_chars() // 2)
-).alias("is_caps")
-
-is_list_item = stripped.str.contains(
-    r"^(?:[-*+•▪◦]\s+\S|\d{1,3}[.)]\s+\S|[a-zA-Z][.)]\s+\S|\([a-zA-Z0-9]{1,4}\)\s+\S|[Ss]tep\s+\d+\s*[:.)-])"
-).alias("is_list")
-
-is_table_row = stripped.str.contains(r"^(?:Row \d+:\s|\|.*\|$)").alias("is_table")
-
-
-def classify(lines: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
-    short = stripped.str.len_chars() <= p.heading_max_chars
-    level = (
-        pl.when(pl.col("md_level").is_not_null())
-        .then(pl.col("md_level"))
-        .when(short & pl.col("num_level").is_not_null())
-        .then(pl.col("num_level"))
-        .when(short & pl.col("is_caps"))
-        .then(pl.lit(1))
-        .cast(pl.Int64)
-    )
+def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
+    """Lines with their heading level (`structure.headings`) and their kind."""
     kind = (
-        pl.when(pl.col("level").is_not_null())
+        pl.when(pl.col("level").is_not_null() | pl.col("is_cont"))
         .then(pl.lit("section"))
         .when(pl.col("is_table"))
         .then(pl.lit("table_row"))
@@ -68,11 +33,7 @@ def classify(lines: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
         .then(pl.lit("list_item"))
         .otherwise(pl.lit("paragraph"))
     )
-    return (
-        lines.with_columns(is_blank, md_heading_level, numbered_heading_level, is_allcaps_title, is_list_item, is_table_row)
-        .with_columns(level.alias("level"))
-        .with_columns(kind.alias("kind"))
-    )
+    return headings_mod.classify(lines, pages, sp).with_columns(kind.alias("kind"))
 
 
 def lines_of(pages: pl.LazyFrame) -> pl.LazyFrame:
@@ -95,7 +56,7 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
     prev = lambda c: pl.col(c).shift(1).over([DOC, "page_start"])  # noqa: E731
     starts = (
         prev("is_blank").fill_null(True) | (pl.col("kind") != "paragraph") | prev("kind").is_in(["section", "table_row"]).fill_null(True)
-    )
+    ) & ~pl.col("is_cont")  # a heading that wraps is one block
     lead = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
     return (
         lines.with_columns(starts.alias("starts"))
@@ -106,6 +67,7 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
             pl.col("page").first(),
             pl.col("kind").first(),
             pl.col("level").first(),
+            pl.col("source").first(),
             (pl.col("line_start").first() + lead.first()).alias("char_start"),
             pl.col("line").str.join("\n").str.strip_chars().alias("text"),
         )
@@ -128,7 +90,7 @@ def headings(blocks: pl.LazyFrame) -> pl.LazyFrame:
     section of a higher rank (smaller level); a forward fill carries it down the document.
     """
     is_sec = pl.col("kind") == "section"
-    title = pl.col("text").str.replace(r"^#{1,6}\s+", "")
+    title = pl.col("text").str.replace(r"^#{1,6}\s+", "").str.replace_all(r"\s*\n\s*", " ")
     slots_title, slots_id = [], []
     for lvl in range(1, MAX_LEVEL + 1):
         clear = is_sec & (pl.col("level") < lvl)
@@ -158,7 +120,37 @@ def headings(blocks: pl.LazyFrame) -> pl.LazyFrame:
         pl.element().filter(pl.element().is_not_null() & (pl.element() != ""))
     )
     tmp = [f"_h{lvl}" for lvl in range(1, MAX_LEVEL + 1)] + [f"_s{lvl}" for lvl in range(1, MAX_LEVEL + 1)]
-    return blocks.with_columns(slots_title + slots_id).with_columns(parent.alias("parent_id"), path.alias("heading_path")).drop(tmp)
+    placed = blocks.with_columns(slots_title + slots_id).with_columns(parent.alias("parent_id"), path.alias("heading_path")).drop(tmp)
+    return footnotes_with_their_reference(placed)
+
+
+# A footnote printed at the end of a chapter ("^[6] Different people ...", lynx; "[^6]: ...",
+# Markdown) belongs to the section that refers to it ("... in a variety of places.^[6]"), not to
+# the chapter's last section.
+_NOTE = r"^(?:\^\[(\d{1,3})\]|\[\^(\d{1,3})\]:)\s"
+_NOTE_REF = r"\^\[(\d{1,3})\]|\[\^(\d{1,3})\]"
+
+
+def footnotes_with_their_reference(blocks: pl.LazyFrame) -> pl.LazyFrame:
+    """Footnote blocks take the parent section and heading path of the first block that refers to them."""
+    number = pl.coalesce(pl.col("text").str.extract(_NOTE, 1), pl.col("text").str.extract(_NOTE, 2))
+    is_note = pl.col("text").str.contains(_NOTE)
+    refs = (
+        blocks.filter(~is_note & (pl.col("kind") != "section"))
+        .select(DOC, "char_start", "parent_id", "heading_path", pl.col("text").str.extract_all(_NOTE_REF).alias("_ref"))
+        .explode("_ref")
+        .filter(pl.col("_ref").is_not_null())
+        .select(DOC, "char_start", "parent_id", "heading_path", pl.col("_ref").str.extract(r"(\d+)", 1).alias("_note"))
+        .sort(DOC, "char_start")
+        .group_by(DOC, "_note", maintain_order=True)
+        .agg(pl.col("char_start").first().alias("_ref_at"), pl.col("parent_id").first().alias("_ref_parent"), pl.col("heading_path").first().alias("_ref_path"))
+    )
+    noted = blocks.with_columns(pl.when(is_note).then(number).alias("_note")).join(refs, on=[DOC, "_note"], how="left", maintain_order="left")
+    moved = pl.col("_ref_at").is_not_null() & (pl.col("_ref_at") < pl.col("char_start"))
+    return noted.with_columns(
+        pl.when(moved).then(pl.col("_ref_parent")).otherwise(pl.col("parent_id")).alias("parent_id"),
+        pl.when(moved).then(pl.col("_ref_path")).otherwise(pl.col("heading_path")).alias("heading_path"),
+    ).drop("_note", "_ref_at", "_ref_parent", "_ref_path")
 
 
 # A sentence: anything up to a run of . ! ? (plus closing quotes or brackets) that is followed by
@@ -232,9 +224,15 @@ def sentence_windows(long: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
     )
 
 
-def fragments(pages: pl.LazyFrame, p: FragmentParams) -> pl.LazyFrame:
+def section_blocks(pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
+    """Every block of the pages with its id, heading path and parent section: what the fragments
+    and the structure tree (`structure.tree`) are both cut from."""
+    return headings(_with_ids(blocks_of(classify(lines_of(pages), pages, sp))))
+
+
+def fragments(pages: pl.LazyFrame, p: FragmentParams, sp: StructureParams = StructureParams()) -> pl.LazyFrame:
     """Pages in, fragments out (schema FRAGMENTS), sorted by document and offset."""
-    blocks = headings(_with_ids(blocks_of(classify(lines_of(pages), p))))
+    blocks = section_blocks(pages, sp)
     too_long = (pl.col("kind") != "section") & (pl.col("text").str.len_chars() > p.max_chars)
     kept = blocks.filter(~too_long)
     windows = _with_ids(sentence_windows(blocks.filter(too_long), p))

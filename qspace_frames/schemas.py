@@ -28,11 +28,15 @@ INVENTORY = {
     "domain_hints": pl.List(pl.String),
 }
 
+# a heading the file's layout shows on the page (`structure.headings`): offsets into the page's text
+LAYOUT_HEADING = pl.Struct({"start": pl.Int64, "end": pl.Int64, "level": pl.Int64, "source": pl.String})
+
 PAGES = {
     "doc_id": pl.String,
     "page": pl.Int64,
     "char_start": pl.Int64,
     "text": pl.String,
+    "headings": pl.List(LAYOUT_HEADING),
 }
 
 FRAGMENT_KINDS = ("section", "paragraph", "list_item", "table_row", "sentence_window")

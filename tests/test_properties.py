@@ -33,8 +33,9 @@ from qspace_frames.ask.parse import (
 )
 from qspace_frames.corpus.loaders import STATUSES, load_file
 from qspace_frames.corpus.pages import PAGE_SEP
-from qspace_frames.fragments import fragments
-from qspace_frames.params import CorpusParams, FragmentParams
+from qspace_frames.fragments import fragments, lines_of
+from qspace_frames.structure.headings import EDGE_LINES, classify
+from qspace_frames.params import CorpusParams, FragmentParams, StructureParams
 from qspace_frames.schemas import FRAGMENTS, PAGES, check
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -95,6 +96,15 @@ def test_multi_page_offsets_are_grounded_and_no_text_is_lost(pages):
             assert r["page"] is not None and 1 <= r["page"] <= len(pages)
             page_start = starts[r["page"] - 1]
             assert page_start <= r["char_start"] and r["char_end"] <= page_start + len(pages[r["page"] - 1]), r
+    # Only what the structure sets aside on purpose goes unsearched: a heading's underline, or a
+    # line repeated at the top or bottom of the pages (running headers, page numbers)
+    lines = classify(lines_of(pages_frame({"d": pages}).lazy()), pages_frame({"d": pages}).lazy(), StructureParams()).collect()
+    for r in lines.filter(pl.col("set_aside")).iter_rows(named=True):
+        on_page = [x.strip() for x in pages[r["page"] - 1].split("\n") if x.strip()]
+        edge = r["line"].strip() in on_page[:EDGE_LINES] + on_page[-EDGE_LINES:]
+        assert edge or set(r["line"].strip()) <= set("=-~^*+"), r
+        for i in range(r["line_start"], r["line_start"] + len(r["line"])):
+            covered[i] = True
     lost = "".join(c for c, cov in zip(canonical, covered) if not cov and not c.isspace())
     assert lost == "", repr(lost[:80])
 

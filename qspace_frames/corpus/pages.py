@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from ..params import CorpusParams
-from ..schemas import PAGES
+from ..schemas import LAYOUT_HEADING, PAGES
 from .loaders import FORMATS, Loaded, load_file
 
 PAGE_SEP = "\n\n"
@@ -77,7 +77,7 @@ LOADED_DOC = {
     "error": pl.String,
     "n_pages": pl.Int64,
     "n_chars": pl.Int64,
-    "pages": pl.List(pl.Struct({"page": pl.Int64, "char_start": pl.Int64, "text": pl.String})),
+    "pages": pl.List(pl.Struct({"page": pl.Int64, "char_start": pl.Int64, "text": pl.String, "headings": pl.List(LAYOUT_HEADING)})),
 }
 
 
@@ -89,10 +89,13 @@ def loaded_docs(jobs: list[tuple[str, str, str]], results: list[Loaded]) -> pl.D
         n_chars, pages = None, []
         if res.status == "loaded":
             pos = 0
+            marks: dict[int, list[dict]] = {}
+            for i, start, end, level, source in res.headings:
+                marks.setdefault(i, []).append({"start": start, "end": end, "level": level, "source": source})
             for i, (page, text) in enumerate(res.pages):
                 if i:
                     pos += len(PAGE_SEP)
-                pages.append({"page": page, "char_start": pos, "text": text})
+                pages.append({"page": page, "char_start": pos, "text": text, "headings": marks.get(i, [])})
                 pos += len(text)
             n_chars = pos
         rows.append(

@@ -40,7 +40,7 @@ from ..corpus.pages import (
     status_frame,
 )
 from ..frames import at_least_one
-from ..params import AffordanceParams, CorpusParams, FragmentParams
+from ..params import AffordanceParams, CorpusParams, FragmentParams, StructureParams
 from ..runtime import shards
 from ..runtime import workers as workers_mod
 from ..runtime.parts import Parts
@@ -100,8 +100,8 @@ def load_documents(files: pl.DataFrame, root: str | Path, p: CorpusParams, worke
 # ---- the shard functions: pure, whole documents in, rows out -------------------------------------
 
 
-def fragment_shard(pages: pl.DataFrame, p: FragmentParams) -> pl.DataFrame:
-    return fragments_mod.fragments(pages.lazy(), p).collect()
+def fragment_shard(pages: pl.DataFrame, p: FragmentParams, structure: StructureParams = StructureParams()) -> pl.DataFrame:
+    return fragments_mod.fragments(pages.lazy(), p, structure).collect()
 
 
 def detect_shard(fragments: pl.DataFrame, pages: pl.DataFrame, p: AffordanceParams) -> pl.DataFrame:
@@ -183,6 +183,7 @@ def fragment_stage(
     engine: str = "local",
     parts: Parts | None = None,
     upstream: dict[str, str] | None = None,
+    structure: StructureParams = StructureParams(),
 ) -> Iterator[pl.DataFrame]:
     """The fragments of every document (schema FRAGMENTS), in batches sorted by document and
     offset. `pages` arrive in batches sorted by doc_id (a stored artifact read batch by batch, or
@@ -190,12 +191,12 @@ def fragment_stage(
     pages a part was made from is read from it (`runtime.parts`)."""
     if check_engine(engine) == "ray":
         pages = in_key_order(whole(pages, PAGES), ["doc_id", "char_start"])
-        nested = nest(pages, "pages", ["page", "char_start", "text"])
-        out = ray_map(nested, partial(_ray_fragments, p=p), rows_per_batch=shards.SHARD_DOCS, workers=workers)
+        nested = nest(pages, "pages", ["page", "char_start", "text", "headings"])
+        out = ray_map(nested, partial(_ray_fragments, p=p, structure=structure), rows_per_batch=shards.SHARD_DOCS, workers=workers)
         yield merge([out], FRAGMENT_KEYS, FRAGMENTS)
         return
     # shards hold ascending doc ranges, each sorted: the batches are in order
-    computed = reuse_parts(((sh,) for sh in doc_shards(pages)), partial(fragment_shard, p=p), workers, parts, upstream)
+    computed = reuse_parts(((sh,) for sh in doc_shards(pages)), partial(fragment_shard, p=p, structure=structure), workers, parts, upstream)
     yield from at_least_one((conform(part, FRAGMENTS) for part in computed), FRAGMENTS)
 
 
@@ -214,7 +215,7 @@ def affordance_stage(
     if check_engine(engine) == "ray":
         pages = in_key_order(whole(pages, PAGES), ["doc_id", "char_start"])
         fragments = in_key_order(whole(fragments, FRAGMENTS), FRAGMENT_KEYS)
-        nested = nest(pages, "pages", ["page", "char_start", "text"]).join(
+        nested = nest(pages, "pages", ["page", "char_start", "text", "headings"]).join(
             nest(fragments, "fragments", [c for c in FRAGMENTS if c != "doc_id"]), on="doc_id", how="left", maintain_order="left"
         )
         out = ray_map(nested, partial(_ray_detect, p=p), rows_per_batch=shards.SHARD_DOCS, workers=workers)
@@ -236,9 +237,9 @@ def _ray_load(batch, root: str, p: CorpusParams):
     return load_shard(pl.from_arrow(batch), root, p).to_arrow()
 
 
-def _ray_fragments(batch, p: FragmentParams):
+def _ray_fragments(batch, p: FragmentParams, structure: StructureParams):
     pages = unnest(pl.from_arrow(batch), "pages").select([pl.col(c).cast(t) for c, t in PAGES.items()])
-    return fragment_shard(pages, p).to_arrow()
+    return fragment_shard(pages, p, structure).to_arrow()
 
 
 def _ray_detect(batch, p: AffordanceParams):

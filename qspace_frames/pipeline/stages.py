@@ -14,7 +14,7 @@ from typing import Iterator
 
 import polars as pl
 
-from .. import affordances, ask, corpus, evaluation
+from .. import affordances, ask, corpus, evaluation, structure
 from .. import exprs as exprs_mod
 from .. import fragments as fragments_mod
 from .. import frames as frames_mod
@@ -43,6 +43,7 @@ from ..runtime import workers as workers_mod
 from ..runtime.parts import per_document as reuse_parts
 from ..runtime.shards import SortSpill, doc_shards, key_shards, run_tasks
 from ..runtime.stage import Runtime, Stage
+from ..structure import tree as tree_mod
 from ..trees import compile as trees_mod
 from ..trees import simulate as simulation_mod
 from . import per_document
@@ -52,7 +53,7 @@ workers_mod.PRELOAD[:] = ["qspace_frames.affordances.detect", "qspace_frames.fra
 
 
 # the per-document stages whose documents' rows are kept as parts (`runtime.parts`) for the next run
-PER_DOCUMENT = ("corpus", "fragments", "affordances", "chunks")
+PER_DOCUMENT = ("corpus", "structure", "fragments", "affordances", "chunks")
 
 # ---- batching: how much each streaming stage holds at once -------------------------------------
 AFFORDANCE_SHARD_ROWS = 200_000  # affordances read per shard (whole documents) by the stages that stream them
@@ -80,9 +81,27 @@ def _corpus(t, p, rt: Runtime):
 
 
 # The per-document stages stream: inputs read a row group at a time, outputs written a shard at a time.
+def _structure_shard(pages: pl.DataFrame, sp) -> pl.DataFrame:
+    """The structure trees of a shard of documents (a pool task)."""
+    return tree_mod.sections(pages.lazy(), sp).collect()
+
+
+def _structure(t, p, rt: Runtime):
+    """Each document's structure tree, from its pages alone: fragment sizes do not rebuild it."""
+    tasks = ((pages,) for pages in doc_shards(t["corpus/pages"].batches()))
+    for part in reuse_parts(tasks, partial(_structure_shard, sp=p.structure), rt.workers, rt.parts, t["corpus/pages"].parts):
+        yield "sections", part
+
+
 def _fragments(t, p, rt: Runtime):
     for part in per_document.fragment_stage(
-        t["corpus/pages"].batches(), p.fragments, workers=rt.workers, engine=rt.engine, parts=rt.parts, upstream=t["corpus/pages"].parts
+        t["corpus/pages"].batches(),
+        p.fragments,
+        workers=rt.workers,
+        engine=rt.engine,
+        parts=rt.parts,
+        upstream=t["corpus/pages"].parts,
+        structure=p.structure,
     ):
         yield "fragments", part
 
@@ -315,13 +334,22 @@ STAGES: dict[str, Stage] = {
             (corpus, ids_mod, schemas_mod, per_document),
         ),
         Stage(
+            "structure",
+            "document structure trees",
+            ("corpus/pages",),
+            ("structure",),
+            {"sections": tree_mod.SECTIONS},
+            _structure,
+            (structure, fragments_mod, ids_mod),
+        ),
+        Stage(
             "fragments",
             "hierarchical fragments",
             ("corpus/pages",),
-            ("fragments",),
+            ("structure", "fragments"),
             {"fragments": schemas_mod.FRAGMENTS},
             _fragments,
-            (fragments_mod, tokens_mod, per_document),
+            (fragments_mod, structure, tokens_mod, per_document),
         ),
         Stage(
             "affordances",

@@ -120,4 +120,4 @@ def _finish(doc: Text, p: CorpusParams) -> Loaded:
     total = sum(len(text) for _, text in doc.pages)
     if total > p.max_doc_chars:
         return as_loaded("too_large", f"text is {total:,} characters, over max_doc_chars={p.max_doc_chars:,}", n_pages=doc.n_pages)
-    return as_loaded("loaded", doc.note, doc.pages, doc.n_pages)
+    return as_loaded("loaded", doc.note, doc.pages, doc.n_pages, doc.headings)

@@ -10,7 +10,7 @@ import contextlib
 import logging
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from ...params import CorpusParams
@@ -18,6 +18,9 @@ from ...params import CorpusParams
 STATUSES = ("loaded", "empty", "encrypted", "too_large", "unsupported", "error")
 
 Page = tuple[int | None, str]
+# A heading the file's layout shows (a PDF's outline or fonts): (index of its page in `pages`,
+# start and end offsets in that page's text, level 1-6, source: "outline" or "font").
+Heading = tuple[int, int, int, int, str]
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Loaded:
     reason: str  # one line; "" only when status is "loaded" and nothing is worth saying
     pages: list[Page]  # (page number, text); page is None for pageless formats
     n_pages: int | None  # pdf pages, pptx slides, xlsx sheets; None for pageless formats
+    headings: list[Heading] = field(default_factory=list)
 
 
 @dataclass
@@ -36,6 +40,7 @@ class Text:
     n_pages: int | None = None
     note: str = ""  # reason to report when the document loads
     empty: str = "no text"  # reason to report when every page is blank
+    headings: list[Heading] = field(default_factory=list)
 
 
 class Stop(Exception):
@@ -46,10 +51,12 @@ class Stop(Exception):
         self.status, self.reason, self.n_pages = status, reason, n_pages
 
 
-def as_loaded(status: str, reason: str, pages: list[Page] | None = None, n_pages: int | None = None) -> Loaded:
+def as_loaded(
+    status: str, reason: str, pages: list[Page] | None = None, n_pages: int | None = None, headings: list[Heading] | None = None
+) -> Loaded:
     assert status in STATUSES
     # Reasons land in one inventory cell: one line, bounded length.
-    return Loaded(status, " ".join(reason.split())[:500], pages or [], n_pages)
+    return Loaded(status, " ".join(reason.split())[:500], pages or [], n_pages, headings or [])
 
 
 def join_notes(*notes: str) -> str:

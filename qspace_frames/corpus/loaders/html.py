@@ -89,6 +89,11 @@ class _HtmlText(HTMLParser):
         self.title_buf: list[str] | None = None
         self.title = ""
         self.has_h1 = False
+        # Footnotes are moved to follow the block that refers to them: gathered at the end of a
+        # chapter, they would sit under its last heading, a section that never mentions them.
+        self.note_refs: dict[str, int] = {}  # footnote id -> index of the block referring to it
+        self.open_notes: list[tuple[int, str, int]] = []  # (stack depth, id, first block) of open footnotes
+        self.notes: dict[str, list[str]] = {}  # footnote id -> its blocks
 
     # -- blocks
     def _flush(self) -> None:
@@ -107,6 +112,16 @@ class _HtmlText(HTMLParser):
             text = "- " + text
         self.blocks.append(text)
 
+    def _place_notes(self) -> None:
+        """Each footnote after the block that refers to it; one nobody refers to where it was."""
+        after: dict[int, list[str]] = {}
+        for note_id, blocks in self.notes.items():
+            at = self.note_refs.get(note_id)
+            after.setdefault(len(self.blocks) - 1 if at is None else min(at, len(self.blocks) - 1), []).extend(blocks)
+        if after:
+            placed = [b for i, block in enumerate(self.blocks) for b in (block, *after.pop(i, []))]
+            self.blocks = [b for rest in after.values() for b in rest] + placed  # (before any block: none here)
+
     def _cell(self) -> list[str] | None:
         return self.tables[-1].cell if self.tables else None
 
@@ -121,9 +136,12 @@ class _HtmlText(HTMLParser):
             if tag in _HTML_SKIP:
                 self.skip.append(tag)
             return
-        if tag == "a" and "headerlink" in (dict(attrs).get("class") or ""):
+        attr = dict(attrs)
+        if tag == "a" and "headerlink" in (attr.get("class") or ""):
             self.skip.append("a")  # Sphinx's "¶" permalink inside every heading
             return
+        if tag == "a" and (attr.get("href") or "").startswith("#"):
+            self.note_refs.setdefault(attr["href"][1:], len(self.blocks))
         if tag == "table":
             self._flush()
             self.tables.append(_HtmlTable())
@@ -161,6 +179,8 @@ class _HtmlText(HTMLParser):
         elif tag in _HTML_BLOCKS:
             self._flush()
             self.stack.append(tag)
+            if "footnote" in (attr.get("class") or "").split() and attr.get("id") and not self.tables:
+                self.open_notes.append((len(self.stack), attr["id"], len(self.blocks)))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title" and self.title_buf is not None:  # the first wins (SVGs have titles too)
@@ -189,6 +209,9 @@ class _HtmlText(HTMLParser):
             self._flush()
             while self.stack.pop() != tag:
                 pass
+            while self.open_notes and self.open_notes[-1][0] > len(self.stack):
+                _, note_id, first = self.open_notes.pop()
+                self.notes[note_id], self.blocks[first:] = self.blocks[first:], []
 
     def handle_data(self, data: str) -> None:
         if self.title_buf is not None:
@@ -205,6 +228,7 @@ class _HtmlText(HTMLParser):
         self._flush()
         while self.tables:  # unclosed tables at the end of the file
             self.blocks.extend(self.tables.pop().lines())
+        self._place_notes()
         if self.title and not self.has_h1:
             return ["# " + self.title, *self.blocks]
         return self.blocks

@@ -6,6 +6,7 @@ import io
 
 from ...params import CorpusParams
 from .base import Page, Stop, Text, error_reason, join_notes
+from .pdf_layout import Line, PageStyles, layout_headings
 
 
 def load_pdf(data: bytes, p: CorpusParams) -> Text:
@@ -51,17 +52,20 @@ def load_pdf(data: bytes, p: CorpusParams) -> Text:
     if n > p.max_pages:
         raise Stop("too_large", f"{n:,} pages, over max_pages={p.max_pages:,}", n_pages=n)
     pages: list[Page] = []
+    lines: list[Line] = []  # every page's lines with their font, for the headings
     failed: list[str] = []
     size = 0
     for i in range(n):
+        styles = PageStyles()
         try:
-            text = reader.pages[i].extract_text() or ""
+            text = reader.pages[i].extract_text(visitor_text=styles) or ""
         except DependencyError as e:  # AES streams are decrypted lazily, page by page
             raise Stop("error", f"pdf decryption needs a missing package: {error_reason(e)}", n_pages=n) from None
         except Exception as e:  # one damaged page should not cost the others
             failed.append(f"page {i + 1}: {error_reason(e)}")
             text = ""
         pages.append((i + 1, text.strip()))
+        lines.extend(styles.lines(i, text, len(text) - len(text.lstrip())))
         size += len(pages[-1][1])
         if size > p.max_doc_chars:
             limit = f"max_doc_chars={p.max_doc_chars:,}"
@@ -71,7 +75,7 @@ def load_pdf(data: bytes, p: CorpusParams) -> Text:
     if failed:
         note = join_notes(note, f"text extraction failed on {len(failed)} of {n} pages (first: {failed[0]})")
     empty = "" if any(text for _, text in pages) else _pdf_empty_reason(reader, n)
-    return Text(pages, n, note, empty)
+    return Text(pages, n, note, empty, headings=layout_headings(reader, lines))
 
 
 def _empty_is_user_password(reader) -> bool | None:

@@ -1,0 +1,213 @@
+"""Which lines of a document are headings, at which level and on what evidence, and which are page
+furniture (running headers, footers, page numbers) to leave out of the searched text.
+
+Evidence, in order of trust (a document uses the most trusted kind it has):
+
+1. `outline`, `font`: what the file's layout shows (a PDF's bookmarks or type sizes), placed by
+   the loader on the page's lines (`corpus.loaders.pdf_layout`);
+2. `markup`: the canonical `# Title` lines of Markdown, HTML, DOCX, PPTX and XLSX, and
+   `underline`: a title over a line of `===`, `---`, `***` or `~~~` (levels in the order the
+   characters first appear, as reStructuredText assigns them);
+3. `numbering` ("3.2.1 Title", "Article IV", "Section 5."), capitals ("TERMINATION") and
+   `pattern`: a short capitalised line standing alone, the lowest rank (it nests under the
+   section it is in and ends at the next heading of any level).
+
+Markup documents keep numbered and capitalised lines as headings too (a Markdown file with a
+numbered title line means it as one); a document with layout evidence or underlines takes no
+heading from text patterns (its numbered lines are list items, its capitals emphasis).
+Every rule is a named expression over the line table of `fragments.lines_of`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..params import StructureParams
+
+MAX_LEVEL = 6
+DOC = "doc_id"
+SOURCES = ("outline", "font", "markup", "underline", "numbering", "pattern")
+LAYOUT = ("outline", "font")
+
+stripped = pl.col("line").str.strip_chars()
+_prev = lambda e: e.shift(1).over(DOC)  # noqa: E731  (lines are in document order)
+_next = lambda e: e.shift(-1).over(DOC)  # noqa: E731
+
+is_blank = (stripped == "").alias("is_blank")
+
+# '## 3.2 Approvals' (loaders emit docx/html/pptx/xlsx headings in this form too)
+md_level = pl.col("line").str.extract(r"^\s{0,3}(#{1,6})\s+\S", 1).str.len_chars().cast(pl.Int64)
+
+# a line of one repeated punctuation character under a title
+# (about the title's length: a much longer one is a horizontal rule, as lynx draws <hr>)
+_UNDERLINE = r"^(?:={3,}|-{3,}|~{3,}|\^{3,}|\*{3,}|\+{3,})$"
+is_rule = stripped.str.contains(_UNDERLINE)
+_title_len = _prev(stripped.str.len_chars())
+_title_above = (
+    _prev(~stripped.str.contains(_UNDERLINE) & (stripped != "") & ~stripped.str.contains(r"\||\S\s{3,}\S|^#{1,6}\s|[.,;:]$"))
+    & (stripped.str.len_chars() * 10 >= _title_len * 6)
+    & (stripped.str.len_chars() * 2 <= _title_len * 3 + 4)
+).fill_null(False)
+is_underline = (is_rule & _title_above).alias("is_underline")
+
+# contents lines: a title followed by a page number ("Related documents 5", "Purpose ..... 3")
+is_contents_line = stripped.str.contains(r"(?:\.{3,}|\s)\s*\d{1,4}$")
+
+# '3.2 Approvals', '4. TERMINATION', '3.4. /bin : Essential binaries': a short numbered title
+_NUMBER = r"^\d{1,3}(?:\.\d{1,3}){0,4}\.?\s+"
+_title_after_number = stripped.str.replace(_NUMBER, "")
+numbered_level = (
+    pl.when(stripped.str.contains(_NUMBER + r"[^\s\d]") & ~_title_after_number.str.contains(r"[.!?;:,]$|[.!?]\s+[A-Z]"))
+    .then(stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})", 1).str.count_matches(r"\.") + 1)
+    .cast(pl.Int64)
+)
+
+# 'ARTICLE IV', 'Section 5. Termination', 'Chapter 2 - Scope': legal and book divisions
+legal_level = (
+    pl.when(stripped.str.contains(r"^(?i:article|chapter|part|appendix|schedule|exhibit)\s+(?:[IVXLC]+|\d{1,3}|[A-Z])\b"))
+    .then(pl.lit(1))
+    .when(stripped.str.contains(r"^(?i:section)\s+\d{1,3}(?:\.\d{1,3}){0,3}\b"))
+    .then(stripped.str.extract(r"^(?i:section)\s+(\d{1,3}(?:\.\d{1,3}){0,3})", 1).str.count_matches(r"\.") + 2)
+    .cast(pl.Int64)
+)
+
+# 'TRAVEL AND EXPENSE POLICY': an ALL-CAPS title line (at least 3 capitals, no lower case)
+is_caps = (
+    stripped.str.contains(r"^[^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*$")
+    & ~stripped.str.contains(r"[.;,]$")
+    & (stripped.str.count_matches(r"[A-Z]") >= stripped.str.len_chars() // 2)
+)
+
+# 'Rationale', 'Payment Terms': a short capitalised line with blank lines around it and no
+# sentence punctuation, most of its longer words capitalised
+_words = stripped.str.extract_all(r"[A-Za-z][A-Za-z'’-]{3,}")
+_capitalised = _words.list.eval(pl.element().str.contains(r"^[A-Z]").cast(pl.Int64)).list.sum()
+is_pattern = (
+    stripped.str.contains(r"^[A-Z][^.!?;:,]*[^.!?;:,\s]$")
+    & (stripped.str.split(" ").list.len() <= 6)
+    & (_capitalised * 3 >= _words.list.len() * 2)
+    & _prev(stripped == "").fill_null(True)
+    & _next(stripped == "").fill_null(True)
+)
+
+is_list_item = stripped.str.contains(
+    r"^(?:[-*+•▪◦]\s+\S|\d{1,3}[.)]\s+\S|[a-zA-Z][.)]\s+\S|\([a-zA-Z0-9]{1,4}\)\s+\S|[Ss]tep\s+\d+\s*[:.)-])"
+).alias("is_list")
+
+is_table_row = stripped.str.contains(r"^(?:Row \d+:\s|\|.*\|$)").alias("is_table")
+
+# ---- page furniture ------------------------------------------------------------------------------
+EDGE_LINES = 2  # lines at the top and at the bottom of a page where running headers and footers sit
+_furniture_key = stripped.str.to_lowercase().str.replace_all(r"\d+", "#").str.replace_all(r"\s+", " ")
+_page_number = _furniture_key.str.contains(r"^(?:page )?#+(?: ?(?:of|/) ?#+)?$|^[ivxlc]{1,6}$|^- ?# ?-$")
+
+
+def furniture(lines: pl.LazyFrame, p: StructureParams) -> pl.Expr:
+    """Lines at a page's top or bottom that repeat (digits aside) on `furniture_min_pages` pages
+    of the document, and bare page numbers there: a column `is_furniture` to join on."""
+    on_page = [DOC, "page_start"]
+    content = ~pl.col("is_blank") & pl.col("md").is_null() & ~pl.col("is_table")
+    ranked = (
+        lines.filter(content & pl.col("page").is_not_null())
+        .with_columns(
+            pl.col("line_start").rank("ordinal").over(on_page).alias("_top"),
+            pl.col("line_start").rank("ordinal", descending=True).over(on_page).alias("_bottom"),
+            _furniture_key.alias("_key"),
+            _page_number.alias("_number"),
+        )
+        .filter((pl.col("_top") <= EDGE_LINES) | (pl.col("_bottom") <= EDGE_LINES))
+        .with_columns(pl.when(pl.col("_top") <= EDGE_LINES).then(pl.lit("top")).otherwise(pl.lit("bottom")).alias("_edge"))
+        .with_columns(pl.col("page_start").n_unique().over([DOC, "_edge", "_key"]).alias("_repeats"))
+    )
+    pages = pl.col("page_start").n_unique().over(DOC)
+    return ranked.filter(
+        (pages >= 2) & ((pl.col("_repeats") >= p.furniture_min_pages) | pl.col("_number"))
+    ).select(DOC, "line_start", pl.lit(True).alias("is_furniture"))
+
+
+def marks(pages: pl.LazyFrame) -> pl.LazyFrame:
+    """The loader's layout headings as line marks: (doc_id, line_start, mark_end, mark_level, mark_source)."""
+    return (
+        pages.select(DOC, "char_start", "headings")
+        .explode("headings")
+        .filter(pl.col("headings").is_not_null())
+        .unnest("headings")
+        .select(
+            DOC,
+            (pl.col("char_start") + pl.col("start")).alias("line_start"),
+            (pl.col("char_start") + pl.col("end")).alias("mark_end"),
+            pl.col("level").alias("mark_level"),
+            pl.col("source").alias("mark_source"),
+        )
+    )
+
+
+def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl.LazyFrame:
+    """Each line with `level` and `source` (null unless a heading), `is_cont` (the second line of
+    a heading that wraps), `set_aside` (an underline or page furniture: not searched), `is_blank`
+    (blank or set aside), `is_list` and `is_table`."""
+    short = stripped.str.len_chars() <= p.heading_max_chars
+    base = lines.with_columns(
+        is_blank, is_list_item, is_table_row, is_underline, md_level.alias("md"), _next(is_underline).fill_null(False).alias("_titled")
+    )
+    marked = base.join(marks(pages), on=[DOC, "line_start"], how="left", maintain_order="left")
+    # a mark that runs past its first line covers the lines below it up to its end
+    reach = pl.col("mark_end").forward_fill().over(DOC)
+    in_mark = pl.col("mark_end").is_null() & (pl.col("line_start") < reach).fill_null(False)
+    under_order = (
+        pl.when(pl.col("is_underline")).then(pl.col("line").str.strip_chars().str.slice(0, 1)).alias("_uchar")
+    )
+    marked = marked.with_columns(in_mark.alias("is_cont"), under_order)
+    # underline characters ranked by where each first appears in its document
+    first_seen = pl.col("line_start").min().over([DOC, "_uchar"])
+    u_level = pl.when(pl.col("_uchar").is_not_null()).then(first_seen.rank("dense").over([DOC, pl.col("_uchar").is_null()]))
+    marked = marked.with_columns(_next(u_level).cast(pl.Int64).alias("u_level"))
+
+    has = lambda e: e.any().over(DOC)  # noqa: E731
+    layout = has(pl.col("mark_level").is_not_null())
+    underlined = pl.col("is_underline").sum().over(DOC) >= 2
+    markup = has(pl.col("md").is_not_null())
+    text_rules = ~layout & ~underlined
+    numbered = short & ~is_contents_line & pl.coalesce(numbered_level, legal_level).is_not_null()
+    # a run of numbered lines is a table of contents or a list, not a series of empty sections
+    numbered = numbered & ~(_prev(numbered) & _next(numbered)).fill_null(False)
+    level = (
+        pl.when(layout)
+        .then(pl.col("mark_level"))
+        .when(pl.col("md").is_not_null())
+        .then(pl.col("md"))
+        .when(pl.col("_titled"))
+        .then(pl.col("u_level"))
+        .when(text_rules & numbered)
+        .then(pl.coalesce(numbered_level, legal_level))
+        .when(text_rules & short & is_caps & ~is_contents_line)
+        .then(pl.lit(1))
+        .when(text_rules & ~markup & short & is_pattern & ~is_contents_line)
+        .then(pl.lit(MAX_LEVEL))
+        .cast(pl.Int64)
+        .clip(1, MAX_LEVEL)
+    )
+    source = (
+        pl.when(pl.col("level").is_null())
+        .then(None)
+        .when(layout)
+        .then(pl.col("mark_source"))
+        .when(pl.col("md").is_not_null())
+        .then(pl.lit("markup"))
+        .when(pl.col("_titled"))
+        .then(pl.lit("underline"))
+        .when(numbered)
+        .then(pl.lit("numbering"))
+        .otherwise(pl.lit("pattern"))
+    )
+    out = marked.with_columns(level.alias("level")).with_columns(source.alias("source"))
+    fur = furniture(out, p)
+    return (
+        out.join(fur, on=[DOC, "line_start"], how="left", maintain_order="left")
+        .with_columns((pl.col("is_underline") | (pl.col("is_furniture").fill_null(False) & pl.col("level").is_null())).alias("set_aside"))
+        .with_columns(
+            (pl.col("is_blank") | pl.col("set_aside")).alias("is_blank"),
+            (pl.col("is_cont") & ~pl.col("is_blank")).alias("is_cont"),
+        )
+        .drop("md", "_titled", "mark_end", "mark_level", "mark_source", "_uchar", "u_level", "is_underline", "is_furniture")
+    )
