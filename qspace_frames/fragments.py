@@ -56,7 +56,7 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
     prev = lambda c: pl.col(c).shift(1).over([DOC, "page_start"])  # noqa: E731
     starts = (
         prev("is_blank").fill_null(True) | (pl.col("kind") != "paragraph") | prev("kind").is_in(["section", "table_row"]).fill_null(True)
-    ) & ~pl.col("is_cont")  # a heading that wraps is one block
+    ) & ~(pl.col("is_cont") & ~prev("is_blank").fill_null(True))  # a heading that wraps is one block (its lines adjacent)
     lead = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
     return (
         lines.with_columns(starts.alias("starts"))
@@ -68,6 +68,7 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
             pl.col("kind").first(),
             pl.col("level").first(),
             pl.col("source").first(),
+            pl.col("resume_level").first(),
             (pl.col("line_start").first() + lead.first()).alias("char_start"),
             pl.col("line").str.join("\n").str.strip_chars().alias("text"),
         )
@@ -93,7 +94,8 @@ def headings(blocks: pl.LazyFrame) -> pl.LazyFrame:
     title = pl.col("text").str.replace(r"^#{1,6}\s+", "").str.replace_all(r"\s*\n\s*", " ")
     slots_title, slots_id = [], []
     for lvl in range(1, MAX_LEVEL + 1):
-        clear = is_sec & (pl.col("level") < lvl)
+        # a heading of a higher rank ends the section of this level; so does the end of a box (HTML)
+        clear = (is_sec & (pl.col("level") < lvl)) | (pl.col("resume_level") <= lvl).fill_null(False)
         slots_title.append(
             pl.when(is_sec & (pl.col("level") == lvl))
             .then(title)

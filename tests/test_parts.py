@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from qspace_frames.pipeline import Workbench
+from qspace_frames.pipeline.stages import PER_DOCUMENT  # corpus, structure, fragments, affordances, chunks
 from qspace_frames.runtime.parts import PARTS
-
-PER_DOCUMENT = ("corpus", "fragments", "affordances", "chunks")
 BASE = {
     "a.txt": "Purchases over 10,000 USD must be approved by the Chief Financial Officer. Receipts are required for every expense.",
     "b.md": "# Travel\n\nEconomy class is required for flights under six hours. The travel desk books hotels.\n",
@@ -185,7 +184,7 @@ def test_two_runs_at_once_over_overlapping_corpora_share_parts_safely(tmp_path):
         got = pool.map(_run_stages, [(str(tmp_path), str(one), "r1"), (str(tmp_path), str(two), "r2")])
     parts = sorted((tmp_path / "store" / PARTS).rglob("*"))
     assert not [p for p in parts if p.name.endswith(".tmp")]  # nothing half-written left behind
-    # six distinct documents (the four, the changed one and the added one) in each of the four stages
+    # six distinct documents (the four, the changed one and the added one) in each per-document stage
     assert len([p for p in parts if p.suffix == ".parquet"]) == 6 * len(PER_DOCUMENT)
     for i, c in enumerate((one, two)):
         assert got[i] == _artifacts(_workbench(tmp_path, f"fresh{i}", c, f"f{i}"))

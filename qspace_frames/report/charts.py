@@ -46,6 +46,11 @@ def fragment_kinds(fr: pl.DataFrame) -> alt.Chart:
     return _bar(df, "fragments", "kind", "Fragments by kind")
 
 
+def heading_sources(by_source: pl.DataFrame) -> alt.Chart:
+    """Headings by format, coloured by the evidence that found them (`summaries.heading_sources`)."""
+    return _bar(by_source, "headings", "format", "Headings by format and evidence", color="source")
+
+
 def token_distribution(fr: pl.DataFrame, bins: int = 30) -> alt.Chart:
     """Histogram computed in Polars (fixed number of bins), not one mark per fragment."""
     hi = max(int(fr["n_tokens"].max() or 1), 1)

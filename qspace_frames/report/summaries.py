@@ -38,6 +38,31 @@ def fragment_kinds(fr: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def heading_sources(sections: pl.DataFrame, inv: pl.DataFrame) -> pl.DataFrame:
+    """Headings found, by the document's format and the evidence that found them (`structure.headings`)."""
+    fmt = inv.select("doc_id", pl.col("loader").alias("format"))
+    return (
+        sections.filter(pl.col("level") > 0)
+        .join(fmt, on="doc_id", how="left")
+        .group_by("format", "source")
+        .agg(pl.len().alias("headings"), pl.col("doc_id").n_unique().alias("documents"))
+        .sort("format", "source")
+    )
+
+
+def structure_outline(sections: pl.DataFrame, doc_id: str) -> pl.DataFrame:
+    """One document's structure tree, top to bottom: titles indented by level, pages and characters."""
+    return sections.filter(pl.col("doc_id") == doc_id).select(
+        "level",
+        (pl.lit("  ").repeat_by(pl.col("level")).list.join("") + pl.when(pl.col("level") == 0).then(pl.lit("(document)")).otherwise(pl.col("title"))).alias("section"),
+        "source",
+        "page_start",
+        "page_end",
+        "char_start",
+        "char_end",
+    )
+
+
 def questions_by_intent(aff: pl.DataFrame) -> pl.DataFrame:
     """Direct and partial questions by intent, with their mean confidence."""
     return (

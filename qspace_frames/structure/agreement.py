@@ -63,7 +63,11 @@ def agreement(fragments: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame) -
     if ver.is_empty():
         return pl.DataFrame(schema=schema)
     ranked = ver.with_columns(pl.col("version").replace_strict(REFERENCE_ORDER, default=9, return_dtype=pl.Int64).alias("_rank"))
-    reference = ranked.filter(pl.col("_rank") == pl.col("_rank").min().over("document")).select("document", pl.col("version").alias("reference"))
+    reference = (
+        ranked.filter(pl.col("_rank") == pl.col("_rank").min().over("document"))
+        .select("document", pl.col("version").alias("reference"))
+        .unique(maintain_order=True)
+    )
     sents = sentence_sections(fragments).join(ver.lazy().select("doc_id", "document", "version"), on="doc_id")
     once = sents.filter(pl.len().over("document", "version", "key") == 1)
     ref = once.join(reference.lazy(), left_on=["document", "version"], right_on=["document", "reference"])

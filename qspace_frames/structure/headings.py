@@ -12,9 +12,8 @@ Evidence, in order of trust (a document uses the most trusted kind it has):
    `pattern`: a short capitalised line standing alone, the lowest rank (it nests under the
    section it is in and ends at the next heading of any level).
 
-Markup documents keep numbered and capitalised lines as headings too (a Markdown file with a
-numbered title line means it as one); a document with layout evidence or underlines takes no
-heading from text patterns (its numbered lines are list items, its capitals emphasis).
+A document with layout evidence, underlines or marked-up headings (beyond a title) takes no
+heading from text patterns: its numbered lines are list items or contents, its capitals emphasis.
 Every rule is a named expression over the line table of `fragments.lines_of`.
 """
 
@@ -26,8 +25,10 @@ from ..params import StructureParams
 
 MAX_LEVEL = 6
 DOC = "doc_id"
+LIST_GAP = 3  # non-blank lines between two "N." lines of one list
 SOURCES = ("outline", "font", "markup", "underline", "numbering", "pattern")
 LAYOUT = ("outline", "font")
+RESUME = "resume"  # a loader's mark: this line returns to the section a box's heading interrupted
 
 stripped = pl.col("line").str.strip_chars()
 _prev = lambda e: e.shift(1).over(DOC)  # noqa: E731  (lines are in document order)
@@ -35,8 +36,9 @@ _next = lambda e: e.shift(-1).over(DOC)  # noqa: E731
 
 is_blank = (stripped == "").alias("is_blank")
 
-# '## 3.2 Approvals' (loaders emit docx/html/pptx/xlsx headings in this form too)
-md_level = pl.col("line").str.extract(r"^\s{0,3}(#{1,6})\s+\S", 1).str.len_chars().cast(pl.Int64)
+# '## 3.2 Approvals' (loaders emit docx/html/pptx/xlsx headings in this form too), at the line's
+# start: indented, "# perl" is a comment in a code example
+md_level = pl.col("line").str.extract(r"^(#{1,6})\s+\S", 1).str.len_chars().cast(pl.Int64)
 
 # a line of one repeated punctuation character under a title
 # (about the title's length: a much longer one is a horizontal rule, as lynx draws <hr>)
@@ -144,13 +146,17 @@ def marks(pages: pl.LazyFrame) -> pl.LazyFrame:
 
 def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl.LazyFrame:
     """Each line with `level` and `source` (null unless a heading), `is_cont` (the second line of
-    a heading that wraps), `set_aside` (an underline or page furniture: not searched), `is_blank`
+    a heading that wraps), `resume_level` (the line ends the sections of this level and deeper
+    that a box opened), `set_aside` (an underline or page furniture: not searched), `is_blank`
     (blank or set aside), `is_list` and `is_table`."""
     short = stripped.str.len_chars() <= p.heading_max_chars
     base = lines.with_columns(
         is_blank, is_list_item, is_table_row, is_underline, md_level.alias("md"), _next(is_underline).fill_null(False).alias("_titled")
     )
-    marked = base.join(marks(pages), on=[DOC, "line_start"], how="left", maintain_order="left")
+    marked = base.join(marks(pages), on=[DOC, "line_start"], how="left", maintain_order="left").with_columns(
+        pl.when(pl.col("mark_source") == RESUME).then(pl.col("mark_level")).alias("resume_level"),
+        *[pl.when(pl.col("mark_source") != RESUME).then(pl.col(c)).alias(c) for c in ("mark_end", "mark_level", "mark_source")],
+    )
     # a mark that runs past its first line covers the lines below it up to its end
     reach = pl.col("mark_end").forward_fill().over(DOC)
     in_mark = pl.col("mark_end").is_null() & (pl.col("line_start") < reach).fill_null(False)
@@ -164,13 +170,31 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     marked = marked.with_columns(_next(u_level).cast(pl.Int64).alias("u_level"))
 
     has = lambda e: e.any().over(DOC)  # noqa: E731
+    indent = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
     layout = has(pl.col("mark_level").is_not_null())
     underlined = pl.col("is_underline").sum().over(DOC) >= 2
-    markup = has(pl.col("md").is_not_null())
-    text_rules = ~layout & ~underlined
+    markup = pl.col("md").is_not_null().sum().over(DOC) >= 2  # headings marked up, beyond a title
+    text_rules = ~layout & ~underlined & ~markup
     numbered = short & ~is_contents_line & pl.coalesce(numbered_level, legal_level).is_not_null()
     # a run of numbered lines is a table of contents or a list, not a series of empty sections
     numbered = numbered & ~(_prev(numbered) & _next(numbered)).fill_null(False)
+    # "1. Title" also starts list items: lines with a one-level number a few lines apart are a list
+    nth = (~pl.col("is_blank")).cast(pl.Int64).cum_sum().over(DOC)  # the line's place among non-blank lines
+    one_level = numbered & stripped.str.contains(r"^\d{1,3}\.?\s")
+    at = pl.when(stripped.str.contains(r"^\d{1,3}[.)]?\s+\S")).then(nth)
+    near = ((nth - at.shift(1).forward_fill().over(DOC)) <= LIST_GAP) | ((at.shift(-1).backward_fill().over(DOC) - nth) <= LIST_GAP)
+    numbered = numbered & ~(one_level & near.fill_null(False))
+    # a numbered title that comes again further on is its entry in the contents, the last one the heading
+    again = pl.when(numbered).then(stripped.str.to_lowercase().str.replace_all(r"[^0-9a-z]", ""))
+    numbered = numbered & (pl.col("line_start") == pl.col("line_start").max().over([DOC, again]))
+    # capitals on consecutive lines are a shouted paragraph (a disclaimer), and a bullet is a list item
+    caps = short & is_caps & ~is_contents_line & ~pl.col("is_list")
+    caps = caps & ~(_prev(caps) | _next(caps)).fill_null(False)
+    # a short line standing alone is a heading only flush left: set in, it is a term, a cell or a caption
+    pattern = short & is_pattern & ~is_contents_line & ~pl.col("is_list") & ~has(pl.col("md").is_not_null())
+    # ... but the document's first line, centred or not, is its title
+    title = pattern & (nth == 1)
+    pattern = pattern & (indent == 0)
     level = (
         pl.when(layout)
         .then(pl.col("mark_level"))
@@ -180,9 +204,9 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         .then(pl.col("u_level"))
         .when(text_rules & numbered)
         .then(pl.coalesce(numbered_level, legal_level))
-        .when(text_rules & short & is_caps & ~is_contents_line)
+        .when(text_rules & (caps | title))
         .then(pl.lit(1))
-        .when(text_rules & ~markup & short & is_pattern & ~is_contents_line)
+        .when(text_rules & pattern)
         .then(pl.lit(MAX_LEVEL))
         .cast(pl.Int64)
         .clip(1, MAX_LEVEL)

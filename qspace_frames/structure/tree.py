@@ -45,22 +45,25 @@ def sections(pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
         pl.col("page").max().alias("page_end"),
         (pl.col("char_start") + pl.col("text").str.len_chars()).max().alias("char_end"),
     )
-    heads = fragments_mod.section_blocks(pages, sp).filter(pl.col("kind") == "section")
-    # a section ends where the next heading of its rank or a higher one starts
+    is_sec = pl.col("kind") == "section"
+    bounds = fragments_mod.section_blocks(pages, sp).filter(is_sec | pl.col("resume_level").is_not_null())
+    # a section ends where the next heading of its rank or a higher one starts, or where the box it heads ends
+    bound = pl.when(is_sec).then(pl.col("level")).otherwise(pl.col("resume_level"))
     ends = []
     for lvl in range(1, MAX_LEVEL + 1):
-        nxt = pl.when(pl.col("level") <= lvl).then(pl.col("char_start")).shift(-1).backward_fill().over(DOC)
-        ends.append(pl.when(pl.col("level") == lvl).then(nxt))
+        nxt = pl.when(bound <= lvl).then(pl.col("char_start")).shift(-1).backward_fill().over(DOC)
+        ends.append(pl.when(is_sec & (pl.col("level") == lvl)).then(nxt))
     nodes = (
-        heads.sort(DOC, "char_start")
+        bounds.sort(DOC, "char_start")
         .with_columns(pl.coalesce(ends).alias("_next"))
+        .filter(is_sec)
         .join(docs.select(DOC, pl.col("char_end").alias("_doc_end")), on=DOC, how="left")
         .select(
             DOC,
             pl.col("fragment_id").alias("node_id"),
             pl.col("parent_id"),
             "level",
-            pl.col("text").str.replace(r"^#{1,6}\s+", "").str.replace_all(r"\s+", " ").alias("title"),
+            pl.col("heading_path").list.last().alias("title"),  # the heading's own title, as its fragments' paths name it
             "source",
             pl.col("page").alias("page_start"),
             "char_start",
@@ -71,7 +74,13 @@ def sections(pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
     page_of_end = (
         nodes.select(DOC, "node_id", (pl.col("char_end") - 1).alias("_last"))
         .sort("_last")
-        .join_asof(pages.select(DOC, "page", pl.col("char_start").alias("_last")).sort("_last"), on="_last", by=DOC, strategy="backward")
+        .join_asof(
+            pages.select(DOC, "page", pl.col("char_start").alias("_last")).sort("_last"),
+            on="_last",
+            by=DOC,
+            strategy="backward",
+            check_sortedness=False,  # both sides are sorted on "_last" (Polars cannot check it within groups)
+        )
         .select("node_id", pl.col("page").alias("page_end"))
     )
     nodes = nodes.join(page_of_end, on="node_id", how="left").with_columns(pl.col("parent_id").fill_null(root_id()))

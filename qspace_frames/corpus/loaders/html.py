@@ -9,6 +9,11 @@ from ...params import CorpusParams
 from .base import Text, block_text, decode_text, one_line, table_lines
 
 _HTML_SKIP = {"script", "style", "noscript", "template", "head"}
+# boxes set beside the text (DocBook's note and tip, Sphinx's admonitions): a heading inside one
+# ("Note", "Rationale") heads the box alone, and the text after the box is its section's again
+# title-page lines DocBook sets as headings: names and a subtitle, not sections
+_NOT_SECTION_CLASSES = {"author", "corpauthor", "editor", "othercredit", "subtitle"}
+_ASIDE_CLASSES = {"note", "tip", "warning", "caution", "important", "admonition", "sidebar", "attention", "hint", "danger"}
 _HTML_HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _HTML_BLOCKS = {
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog",
@@ -94,6 +99,9 @@ class _HtmlText(HTMLParser):
         self.note_refs: dict[str, int] = {}  # footnote id -> index of the block referring to it
         self.open_notes: list[tuple[int, str, int]] = []  # (stack depth, id, first block) of open footnotes
         self.notes: dict[str, list[str]] = {}  # footnote id -> its blocks
+        self.open_asides: list[tuple[int, int]] = []  # (stack depth, first block) of open boxes
+        self.plain_headings: set[int] = set()  # stack depths of open headings read as plain text
+        self.resume: dict[int, int] = {}  # block index -> heading level whose section it returns to
 
     # -- blocks
     def _flush(self) -> None:
@@ -105,7 +113,7 @@ class _HtmlText(HTMLParser):
             text = one_line(raw)
         if not text:
             return
-        if kind in _HTML_HEADINGS:
+        if kind in _HTML_HEADINGS and len(self.stack) - 1 not in self.plain_headings:
             self.has_h1 |= kind == "h1"
             text = "#" * _HTML_HEADINGS[kind] + " " + one_line(text)
         elif kind == "li":
@@ -119,8 +127,12 @@ class _HtmlText(HTMLParser):
             at = self.note_refs.get(note_id)
             after.setdefault(len(self.blocks) - 1 if at is None else min(at, len(self.blocks) - 1), []).extend(blocks)
         if after:
-            placed = [b for i, block in enumerate(self.blocks) for b in (block, *after.pop(i, []))]
-            self.blocks = [b for rest in after.values() for b in rest] + placed  # (before any block: none here)
+            placed, moved = [], {}
+            for i, block in enumerate(self.blocks):
+                moved[i] = len(placed)
+                placed.extend((block, *after.pop(i, [])))
+            self.resume = {moved[i]: level for i, level in self.resume.items() if i in moved}
+            self.blocks = [b for rest in after.values() for b in rest] + placed  # notes with no block to follow: first
 
     def _cell(self) -> list[str] | None:
         return self.tables[-1].cell if self.tables else None
@@ -179,8 +191,13 @@ class _HtmlText(HTMLParser):
         elif tag in _HTML_BLOCKS:
             self._flush()
             self.stack.append(tag)
-            if "footnote" in (attr.get("class") or "").split() and attr.get("id") and not self.tables:
+            classes = set((attr.get("class") or "").split())
+            if tag in _HTML_HEADINGS and classes & _NOT_SECTION_CLASSES:
+                self.plain_headings.add(len(self.stack) - 1)
+            if "footnote" in classes and attr.get("id") and not self.tables:
                 self.open_notes.append((len(self.stack), attr["id"], len(self.blocks)))
+            if classes & _ASIDE_CLASSES and not self.tables:
+                self.open_asides.append((len(self.stack), len(self.blocks)))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title" and self.title_buf is not None:  # the first wins (SVGs have titles too)
@@ -208,10 +225,16 @@ class _HtmlText(HTMLParser):
         if tag in self.stack:
             self._flush()
             while self.stack.pop() != tag:
-                pass
+                self.plain_headings.discard(len(self.stack))
+            self.plain_headings.discard(len(self.stack))
             while self.open_notes and self.open_notes[-1][0] > len(self.stack):
                 _, note_id, first = self.open_notes.pop()
                 self.notes[note_id], self.blocks[first:] = self.blocks[first:], []
+            while self.open_asides and self.open_asides[-1][0] > len(self.stack):
+                _, first = self.open_asides.pop()
+                levels = [len(b) - len(b.lstrip("#")) for b in self.blocks[first:] if b.startswith("#")]
+                if levels:  # the next block returns to the section the box's heading interrupted
+                    self.resume[len(self.blocks)] = min(levels)
 
     def handle_data(self, data: str) -> None:
         if self.title_buf is not None:
@@ -238,4 +261,11 @@ def load_html(data: bytes, p: CorpusParams) -> Text:
     text, note = decode_text(data, p)
     parser = _HtmlText()
     parser.feed(text)
-    return Text([(None, "\n\n".join(parser.result()))], note=note, empty="no visible text in the HTML")
+    blocks = parser.result()
+    starts, pos = [], 0
+    for block in blocks:
+        starts.append(pos)
+        pos += len(block) + 2
+    # "resume" marks the block after a box that held a heading: the box's section ends there
+    marks = [(0, starts[i], starts[i], level, "resume") for i, level in sorted(parser.resume.items()) if i < len(blocks)]
+    return Text([(None, "\n\n".join(blocks))], note=note, empty="no visible text in the HTML", headings=marks)

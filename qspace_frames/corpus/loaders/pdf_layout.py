@@ -25,6 +25,7 @@ SIZE_STEP = 0.5  # sizes closer than this are one size (points)
 MAX_CLASS_SHARE = 0.25
 WRAP_LINES = 3  # an outline title is looked for over this many lines  # a size that sets more of the text than this is body text, not headings
 _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){0,4}\.?|[A-Z]\.|[IVXLC]{1,6}\.|(?i:chapter|appendix|section|part)\s+\S+)\s")
+_DEPTH = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,4})\.?\s")
 _NUMBERED_OR_CAPS = re.compile(r"^(?:(?:\d{1,3}(?:\.\d{1,3}){0,4}\.?|[A-Z]\.|[IVXLC]{1,6}\.)\s+\S|[^a-z]*[A-Z]{3}[^a-z]*$)")
 
 
@@ -147,7 +148,8 @@ def outline_headings(entries: list[tuple[int, int, str]], lines: list[Line]) -> 
 
 
 def font_headings(lines: list[Line]) -> list[Heading]:
-    """Lines set larger than the body (or bold at body size and numbered or in capitals), levels by size."""
+    """Lines set larger than the body (or bold at body size and numbered or in capitals), ranked into
+    levels by size, then by the depth of their numbering."""
     weight = Counter()
     for ln in lines:
         weight[ln.size] += len(ln.text)
@@ -161,25 +163,35 @@ def font_headings(lines: list[Line]) -> list[Heading]:
 
     big = {ln.size for ln in lines if ln.size > body and candidate(ln)}
     big = {s for s in big if weight[s] <= MAX_CLASS_SHARE * total}
-    levels = {s: min(i + 1, MAX_LEVEL) for i, s in enumerate(sorted(big, reverse=True))}
-    bold_level = min(len(levels) + 1, MAX_LEVEL)
+
+    def rank(ln: Line) -> tuple | None:
+        """Where the line's style ranks among heading styles: larger type first, then bold body
+        type; within one, shallower numbering first ("2." over "2.1" over an unnumbered title)."""
+        if not candidate(ln):
+            return None
+        depth = _DEPTH.match(ln.text)
+        within = depth.group(1).count(".") if depth else MAX_LEVEL
+        if ln.size in big:
+            return (0, -ln.size, within)
+        if ln.size == body and ln.bold and _NUMBERED_OR_CAPS.match(ln.text) and not ln.text.endswith("."):
+            return (1, 0.0, within)
+        return None
+
+    ranks = [rank(ln) for ln in lines]
+    # a title set over two lines (the second unnumbered, in the same type) is one heading
+    wraps = [
+        i > 0 and r is not None and ranks[i - 1] is not None and lines[i - 1].page == ln.page and lines[i - 1].size == ln.size and not _NUMBERED.match(ln.text)
+        for i, (ln, r) in enumerate(zip(lines, ranks))
+    ]
+    levels = {r: min(i + 1, MAX_LEVEL) for i, r in enumerate(sorted({r for r, w in zip(ranks, wraps) if r is not None and not w}))}
     out: list[Heading] = []
-    prev: Line | None = None
-    for ln in lines:
-        level = None
-        if candidate(ln) and ln.size in levels:
-            level = levels[ln.size]
-        elif candidate(ln) and ln.size == body and ln.bold and _NUMBERED_OR_CAPS.match(ln.text) and not ln.text.endswith("."):
-            level = bold_level
-        if level is None:
-            prev = None
+    for ln, r, w in zip(lines, ranks, wraps):
+        if r is None:
             continue
-        wraps = prev is not None and prev.page == ln.page and prev.size == ln.size and not _NUMBERED.match(ln.text)
-        if wraps and out[-1][3] == level:  # a title set over two lines is one heading
+        if w:
             out[-1] = (*out[-1][:2], ln.end, *out[-1][3:])
         else:
-            out.append((ln.page, ln.start, ln.end, level, "font"))
-        prev = ln
+            out.append((ln.page, ln.start, ln.end, levels[r], "font"))
     return out
 
 
