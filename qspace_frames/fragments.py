@@ -14,8 +14,8 @@ import polars as pl
 
 from .ids import id_expr, text_sha_expr
 from .params import FragmentParams, StructureParams
-from .structure import headings as headings_mod
 from .schemas import FRAGMENTS, conform
+from .structure import headings as headings_mod
 from .tokens import n_tokens_expr
 
 MAX_LEVEL = headings_mod.MAX_LEVEL
@@ -145,9 +145,15 @@ def footnotes_with_their_reference(blocks: pl.LazyFrame) -> pl.LazyFrame:
         .select(DOC, "char_start", "parent_id", "heading_path", pl.col("_ref").str.extract(r"(\d+)", 1).alias("_note"))
         .sort(DOC, "char_start")
         .group_by(DOC, "_note", maintain_order=True)
-        .agg(pl.col("char_start").first().alias("_ref_at"), pl.col("parent_id").first().alias("_ref_parent"), pl.col("heading_path").first().alias("_ref_path"))
+        .agg(
+            pl.col("char_start").first().alias("_ref_at"),
+            pl.col("parent_id").first().alias("_ref_parent"),
+            pl.col("heading_path").first().alias("_ref_path"),
+        )
     )
-    noted = blocks.with_columns(pl.when(is_note).then(number).alias("_note")).join(refs, on=[DOC, "_note"], how="left", maintain_order="left")
+    noted = blocks.with_columns(pl.when(is_note).then(number).alias("_note")).join(
+        refs, on=[DOC, "_note"], how="left", maintain_order="left"
+    )
     moved = pl.col("_ref_at").is_not_null() & (pl.col("_ref_at") < pl.col("char_start"))
     return noted.with_columns(
         pl.when(moved).then(pl.col("_ref_parent")).otherwise(pl.col("parent_id")).alias("parent_id"),

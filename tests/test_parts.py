@@ -14,6 +14,7 @@ import pytest
 from qspace_frames.pipeline import Workbench
 from qspace_frames.pipeline.stages import PER_DOCUMENT  # corpus, structure, fragments, affordances, chunks
 from qspace_frames.runtime.parts import PARTS
+
 BASE = {
     "a.txt": "Purchases over 10,000 USD must be approved by the Chief Financial Officer. Receipts are required for every expense.",
     "b.md": "# Travel\n\nEconomy class is required for flights under six hours. The travel desk books hotels.\n",

@@ -34,9 +34,9 @@ from qspace_frames.ask.parse import (
 from qspace_frames.corpus.loaders import STATUSES, load_file
 from qspace_frames.corpus.pages import PAGE_SEP
 from qspace_frames.fragments import fragments, lines_of
-from qspace_frames.structure.headings import EDGE_LINES, classify
 from qspace_frames.params import CorpusParams, FragmentParams, StructureParams
 from qspace_frames.schemas import FRAGMENTS, PAGES, check
+from qspace_frames.structure.headings import EDGE_LINES, classify
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 

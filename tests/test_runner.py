@@ -276,7 +276,7 @@ def test_a_notebook_waits_for_the_stages_it_reads_and_no_longer(root):
 
     nbs = {p.stem: p for p in (root / "notebooks").glob("0*.ipynb")}
     assert notebook_needs(nbs["01_corpus"]) == ("corpus",)
-    assert notebook_needs(nbs["03_affordances"]) == ("corpus", "fragments", "affordances")
+    assert notebook_needs(nbs["03_affordances"]) == ("corpus", "structure", "fragments", "affordances")
     assert notebook_needs(nbs["06_trees"])[-1] == "trees" and "evaluation" not in notebook_needs(nbs["06_trees"])
     assert notebook_needs(nbs["08_ask"])[-1] == "trees"  # ask reads the trees, not the evaluation
     assert notebook_needs(nbs["07_evaluation"]) is None and notebook_needs(nbs["09_report"]) is None  # the whole computation

@@ -56,7 +56,9 @@ def _pdf(pages: list[list[tuple[float, str]]], outline: list[tuple[str, int, int
             ops.append(f"BT /F1 {size:g} Tf 72 {y} Td ({text}) Tj ET")
             y -= size + 6
         stream = "\n".join(ops)
-        objs[4 + 2 * i] = f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
+        objs[4 + 2 * i] = (
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
+        )
         objs[5 + 2 * i] = f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream"
         kids.append(f"{4 + 2 * i} 0 R")
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(pages)} >>"
@@ -163,16 +165,25 @@ def test_pdf_outline_entries_become_headings_at_their_depth():
 
 
 def test_without_an_outline_larger_type_is_a_heading_and_sizes_give_levels():
-    body = [(11, "The programs in this directory must be usable by all users of the system,"), (11, "including when no other filesystem is mounted.")]
+    body = [
+        (11, "The programs in this directory must be usable by all users of the system,"),
+        (11, "including when no other filesystem is mounted."),
+    ]
     data = _pdf(
-        [[(20, "Chapter 3. Root Filesystem"), (16, "3.4. /bin : Essential user commands"), (11, "There must be no subdirectories in /bin."), *body,
+        [[(20, "Chapter 3. Root Filesystem"), (16, "3.4. /bin : Essential user commands"),
+          (11, "There must be no subdirectories in /bin."), *body,
           (13, "Rationale"), (11, "Shells behave differently when called as sh."), *body, (16, "3.5. /boot : Static files of the boot"),
           (16, "loader"), (11, "This directory holds the boot loader."), *body]],
     )  # fmt: skip
     loaded = load_file_bytes(data)
     assert {source for *_, source in loaded.headings} == {"font"}
     fr = _fragments(_pages("d", [t for _, t in loaded.pages]).with_columns(pl.Series("headings", _marks(loaded), dtype=PAGES["headings"])))
-    assert _heading_rows(fr) == [(1, "Chapter 3. Root Filesystem"), (2, "3.4. /bin : Essential user commands"), (3, "Rationale"), (2, "3.5. /boot : Static files of the boot")]
+    assert _heading_rows(fr) == [
+        (1, "Chapter 3. Root Filesystem"),
+        (2, "3.4. /bin : Essential user commands"),
+        (3, "Rationale"),
+        (2, "3.5. /boot : Static files of the boot"),
+    ]
     boot = fr.filter(pl.col("kind") == "section").row(3, named=True)
     assert boot["text"] == "3.5. /boot : Static files of the boot\nloader"  # a title wrapped over two lines is one heading
     body = fr.filter(pl.col("text").str.starts_with("Shells")).row(0, named=True)
@@ -193,7 +204,10 @@ def _marks(loaded) -> list[list[dict]]:
 
 
 def test_underlined_titles_are_headings_in_the_order_their_rules_first_appear():
-    text = "Debian Manual\n*************\n\n1. About\n********\n\n1.1. Scope\n==========\n\nThis manual covers packages.\n\n1. Free redistribution\n\nAnything goes.\n\nVersion 2.4.0\n-------------\n\nThe base system changed.\n"
+    text = (
+        "Debian Manual\n*************\n\n1. About\n********\n\n1.1. Scope\n==========\n\nThis manual covers packages.\n\n"
+        "1. Free redistribution\n\nAnything goes.\n\nVersion 2.4.0\n-------------\n\nThe base system changed.\n"
+    )
     fr = _fragments(_pages("d", [text]).with_columns(pl.lit(None).alias("page").cast(pl.Int64)))
     assert _heading_rows(fr) == [(1, "Debian Manual"), (1, "1. About"), (2, "1.1. Scope"), (3, "Version 2.4.0")]
     assert not fr.filter(pl.col("text").str.contains(r"^[*=-]{3,}$")).height  # the rules are not text
@@ -205,7 +219,8 @@ def test_contents_lines_lists_and_terms_are_not_headings():
     text = (
         "Table of Contents\n\n   1.1. Purpose ........ 3\n   1.2. Conventions ..... 4\n   2. The Filesystem .... 5\n\n"
         "1.1. Purpose\n\n   This standard enables interoperability.\n\n"
-        "   The menu package was separated to:\n\n    1. Increase the visibility of the Menu sub policy\n\n    2. Reduce the coupling between policy and code\n\n"
+        "   The menu package was separated to:\n\n    1. Increase the visibility of the Menu sub policy\n\n"
+        "    2. Reduce the coupling between policy and code\n\n"
         "                    Applications/Network/Web Browsing\n\n                          Web browsers and tools.\n\n"
         "Related documents 5\n\nRationale\n\n   Shells differ.\n\n"
         "THIS MANUAL IS PROVIDED AS IS\nAND ANY EXPRESS OR IMPLIED WARRANTIES\nARE DISCLAIMED\n\n   * STOP\n\n   Stops the frontend.\n\n"
@@ -217,7 +232,12 @@ def test_contents_lines_lists_and_terms_are_not_headings():
 
 
 def test_running_headers_and_page_numbers_are_set_aside_and_offsets_hold():
-    body = ["Leave is approved by the line manager.", "Travel is booked through the travel desk.", "Expenses are claimed within 30 days.", "Laptops are returned on the last day."]
+    body = [
+        "Leave is approved by the line manager.",
+        "Travel is booked through the travel desk.",
+        "Expenses are claimed within 30 days.",
+        "Laptops are returned on the last day.",
+    ]
     texts = [f"ACME Employee Handbook\n{line}\nMore text about rule {i}.\nPage {i + 1} of 4" for i, line in enumerate(body)]
     pages = _pages("d", texts)
     fr = _fragments(pages)
@@ -231,8 +251,9 @@ def test_running_headers_and_page_numbers_are_set_aside_and_offsets_hold():
 def test_html_footnotes_move_beside_the_paragraph_that_cites_them():
     html = (
         '<h1>Chapter 3</h1><h2>3.8 /home</h2><p>Home directories are site specific.<a href="#ftn.1" class="footnote">[6]</a></p>'
-        '<h2>3.9 /lib</h2><p>Shared libraries live here.</p>'
-        '<div class="footnotes"><div id="ftn.1" class="footnote"><p>[6] Different people prefer to place user accounts in a variety of places.</p></div></div>'
+        "<h2>3.9 /lib</h2><p>Shared libraries live here.</p>"
+        '<div class="footnotes"><div id="ftn.1" class="footnote">'
+        "<p>[6] Different people prefer to place user accounts in a variety of places.</p></div></div>"
     )
     _, pages = _load_html(html)
     fr = _fragments(pages)
@@ -243,9 +264,9 @@ def test_html_footnotes_move_beside_the_paragraph_that_cites_them():
 def test_an_html_box_heads_its_own_text_only_and_author_names_are_not_sections():
     html = (
         '<h1>Manual</h1><div class="author"><h3 class="author">Joey Hess, The Debian Project</h3></div>'
-        '<h2>3.4 Requirements</h2><p>There must be no subdirectories in it.</p>'
+        "<h2>3.4 Requirements</h2><p>There must be no subdirectories in it.</p>"
         '<div class="note"><h3 class="title">Note</h3><p>See the manual page for the details.</p></div>'
-        '<p>Shells behave differently when called as sh.</p><h2>3.5 /boot</h2><p>The boot loader lives here.</p>'
+        "<p>Shells behave differently when called as sh.</p><h2>3.5 /boot</h2><p>The boot loader lives here.</p>"
     )
     _, pages = _load_html(html)
     fr = _fragments(pages)
@@ -254,7 +275,10 @@ def test_an_html_box_heads_its_own_text_only_and_author_names_are_not_sections()
     assert path["See the manual page for the details."] == ["Manual", "3.4 Requirements", "Note"]
     assert path["Shells behave differently when called as sh."] == ["Manual", "3.4 Requirements"]  # after the box: its section again
     sec = sections(pages.lazy(), StructureParams()).collect()
-    note, shells = sec.filter(pl.col("title") == "Note").row(0, named=True), fr.filter(pl.col("text").str.starts_with("Shells")).row(0, named=True)
+    note, shells = (
+        sec.filter(pl.col("title") == "Note").row(0, named=True),
+        fr.filter(pl.col("text").str.starts_with("Shells")).row(0, named=True),
+    )
     assert note["char_end"] <= shells["char_start"]
 
 
@@ -267,7 +291,10 @@ def _load_html(html: str):
 
 
 def test_a_plain_text_footnote_belongs_to_the_section_that_cites_it():
-    text = "3.8. /home\n\n   Home directories are site specific. ^[6]\n\n3.9. /lib\n\n   Shared libraries live here.\n\n   ^[6] Different people prefer other places.\n"
+    text = (
+        "3.8. /home\n\n   Home directories are site specific. ^[6]\n\n3.9. /lib\n\n   Shared libraries live here.\n\n"
+        "   ^[6] Different people prefer other places.\n"
+    )
     fr = _fragments(_pages("d", [text]).with_columns(pl.lit(None).alias("page").cast(pl.Int64)))
     note = fr.filter(pl.col("text").str.contains("Different people")).row(0, named=True)
     assert note["heading_path"] == ["3.8. /home"]
@@ -281,7 +308,13 @@ def test_the_structure_tree_does_not_depend_on_the_fragment_parameters(tmp_path)
     def ids(overlay: str) -> tuple[str, str]:
         params = tmp_path / f"p{abs(hash(overlay))}.yaml"
         params.write_text(f"store:\n  root: {tmp_path / 'store'}\n{overlay}", encoding="utf-8")
-        wb = Workbench(params_file=str(params), corpus_arg=str(corpus), run_name="r", project_root=Path(__file__).parents[1], reports_dir=tmp_path / "reports")
+        wb = Workbench(
+            params_file=str(params),
+            corpus_arg=str(corpus),
+            run_name="r",
+            project_root=Path(__file__).parents[1],
+            reports_dir=tmp_path / "reports",
+        )
         return wb.artifact_id("structure"), wb.artifact_id("fragments")
 
     base = ids("")

@@ -447,9 +447,16 @@ def _tree_ablation(r) -> alt.Chart:
     return tree_ablation(table(r.read("evaluation", "tree_ablation"), r.read("trees", "tree_scores")))
 
 
+def _heading_sources(run) -> alt.Chart:
+    from . import summaries
+
+    return heading_sources(summaries.heading_sources(run.read("structure", "sections"), run.read("corpus", "inventory")))
+
+
 RUN_CHARTS = {
     "file_types": (("corpus",), lambda r: file_types(r.read("corpus", "inventory"))),
     "load_statuses": (("corpus",), lambda r: load_statuses(r.read("corpus", "inventory"))),
+    "heading_sources": (("corpus", "structure"), _heading_sources),
     "fragment_kinds": (("fragments",), lambda r: fragment_kinds(r.read("fragments"))),
     "token_distribution": (("fragments",), lambda r: token_distribution(r.read("fragments"))),
     "fragments_per_document": (

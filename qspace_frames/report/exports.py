@@ -128,7 +128,11 @@ def _corpus(wb) -> list[Path]:
 
 def _fragments(wb) -> list[Path]:
     fr = wb.read("fragments")
-    return [write_jsonl(fr, wb.run_dir / "fragments.jsonl"), write_csv(fr.drop("text"), wb.run_dir / "fragments.csv")]
+    return [
+        write_csv(wb.read("structure", "sections"), wb.run_dir / "structure.csv"),
+        write_jsonl(fr, wb.run_dir / "fragments.jsonl"),
+        write_csv(fr.drop("text"), wb.run_dir / "fragments.csv"),
+    ]
 
 
 def _affordances(wb) -> list[Path]:
@@ -210,7 +214,7 @@ def _evaluation(wb) -> list[Path]:
 # step (the notebook's name) -> (the stages it reads, the function writing its files)
 STEPS = {
     "corpus": (("corpus",), _corpus),
-    "fragments": (("fragments",), _fragments),
+    "fragments": (("structure", "fragments"), _fragments),
     "affordances": (("affordances",), _affordances),
     "question_space": (("prototypes", "classes", "density", "proximity"), _question_space),
     "evidence_graph": (("evidence", "graph"), _evidence_graph),

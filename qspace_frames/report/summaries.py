@@ -54,7 +54,10 @@ def structure_outline(sections: pl.DataFrame, doc_id: str) -> pl.DataFrame:
     """One document's structure tree, top to bottom: titles indented by level, pages and characters."""
     return sections.filter(pl.col("doc_id") == doc_id).select(
         "level",
-        (pl.lit("  ").repeat_by(pl.col("level")).list.join("") + pl.when(pl.col("level") == 0).then(pl.lit("(document)")).otherwise(pl.col("title"))).alias("section"),
+        (
+            pl.lit("  ").repeat_by(pl.col("level")).list.join("")
+            + pl.when(pl.col("level") == 0).then(pl.lit("(document)")).otherwise(pl.col("title"))
+        ).alias("section"),
         "source",
         "page_start",
         "page_end",

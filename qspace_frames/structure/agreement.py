@@ -59,7 +59,14 @@ def agreement(fragments: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame) -
     """Per document and version compared with its reference: sentences found in both, the share
     filed under the same innermost section, and the share with the same whole heading path."""
     ver = versions(inventory)
-    schema = {"document": pl.String, "version": pl.String, "reference": pl.String, "sentences": pl.UInt32, "same_section": pl.Float64, "same_path": pl.Float64}
+    schema = {
+        "document": pl.String,
+        "version": pl.String,
+        "reference": pl.String,
+        "sentences": pl.UInt32,
+        "same_section": pl.Float64,
+        "same_path": pl.Float64,
+    }
     if ver.is_empty():
         return pl.DataFrame(schema=schema)
     ranked = ver.with_columns(pl.col("version").replace_strict(REFERENCE_ORDER, default=9, return_dtype=pl.Int64).alias("_rank"))
@@ -72,7 +79,9 @@ def agreement(fragments: pl.DataFrame | pl.LazyFrame, inventory: pl.DataFrame) -
     once = sents.filter(pl.len().over("document", "version", "key") == 1)
     ref = once.join(reference.lazy(), left_on=["document", "version"], right_on=["document", "reference"])
     other = once.join(reference.lazy(), on="document").filter(pl.col("version") != pl.col("reference"))
-    both = other.join(ref.select("document", "key", pl.col("title").alias("ref_title"), pl.col("path").alias("ref_path")), on=["document", "key"])
+    both = other.join(
+        ref.select("document", "key", pl.col("title").alias("ref_title"), pl.col("path").alias("ref_path")), on=["document", "key"]
+    )
     return (
         both.group_by("document", "version", "reference")
         .agg(

@@ -12,8 +12,10 @@ Evidence, in order of trust (a document uses the most trusted kind it has):
    `pattern`: a short capitalised line standing alone, the lowest rank (it nests under the
    section it is in and ends at the next heading of any level).
 
-A document with layout evidence, underlines or marked-up headings (beyond a title) takes no
-heading from text patterns: its numbered lines are list items or contents, its capitals emphasis.
+Markup documents keep numbered and capitalised lines as headings too (a Markdown file may mean
+"3.3 Exceptions" as one), but not one-word capitals or short capitalised lines; a document with layout evidence or
+underlines takes no heading from text patterns (its numbered lines are list items, its capitals
+emphasis).
 Every rule is a named expression over the line table of `fragments.lines_of`.
 """
 
@@ -122,9 +124,9 @@ def furniture(lines: pl.LazyFrame, p: StructureParams) -> pl.Expr:
         .with_columns(pl.col("page_start").n_unique().over([DOC, "_edge", "_key"]).alias("_repeats"))
     )
     pages = pl.col("page_start").n_unique().over(DOC)
-    return ranked.filter(
-        (pages >= 2) & ((pl.col("_repeats") >= p.furniture_min_pages) | pl.col("_number"))
-    ).select(DOC, "line_start", pl.lit(True).alias("is_furniture"))
+    return ranked.filter((pages >= 2) & ((pl.col("_repeats") >= p.furniture_min_pages) | pl.col("_number"))).select(
+        DOC, "line_start", pl.lit(True).alias("is_furniture")
+    )
 
 
 def marks(pages: pl.LazyFrame) -> pl.LazyFrame:
@@ -160,9 +162,7 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     # a mark that runs past its first line covers the lines below it up to its end
     reach = pl.col("mark_end").forward_fill().over(DOC)
     in_mark = pl.col("mark_end").is_null() & (pl.col("line_start") < reach).fill_null(False)
-    under_order = (
-        pl.when(pl.col("is_underline")).then(pl.col("line").str.strip_chars().str.slice(0, 1)).alias("_uchar")
-    )
+    under_order = pl.when(pl.col("is_underline")).then(pl.col("line").str.strip_chars().str.slice(0, 1)).alias("_uchar")
     marked = marked.with_columns(in_mark.alias("is_cont"), under_order)
     # underline characters ranked by where each first appears in its document
     first_seen = pl.col("line_start").min().over([DOC, "_uchar"])
@@ -173,8 +173,7 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     indent = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
     layout = has(pl.col("mark_level").is_not_null())
     underlined = pl.col("is_underline").sum().over(DOC) >= 2
-    markup = pl.col("md").is_not_null().sum().over(DOC) >= 2  # headings marked up, beyond a title
-    text_rules = ~layout & ~underlined & ~markup
+    text_rules = ~layout & ~underlined
     numbered = short & ~is_contents_line & pl.coalesce(numbered_level, legal_level).is_not_null()
     # a run of numbered lines is a table of contents or a list, not a series of empty sections
     numbered = numbered & ~(_prev(numbered) & _next(numbered)).fill_null(False)
@@ -185,11 +184,15 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     near = ((nth - at.shift(1).forward_fill().over(DOC)) <= LIST_GAP) | ((at.shift(-1).backward_fill().over(DOC) - nth) <= LIST_GAP)
     numbered = numbered & ~(one_level & near.fill_null(False))
     # a numbered title that comes again further on is its entry in the contents, the last one the heading
-    again = pl.when(numbered).then(stripped.str.to_lowercase().str.replace_all(r"[^0-9a-z]", ""))
+    # ("4. The /usr Hierarchy" lists "# Chapter 4. The /usr Hierarchy")
+    listed = stripped.str.to_lowercase().str.replace(r"^[#\s]*(?:chapter|appendix|section|part|article)\s+", "")
+    again = pl.when(numbered | pl.col("md").is_not_null() | pl.col("_titled")).then(listed.str.replace_all(r"[^0-9a-z]", ""))
     numbered = numbered & (pl.col("line_start") == pl.col("line_start").max().over([DOC, again]))
     # capitals on consecutive lines are a shouted paragraph (a disclaimer), and a bullet is a list item
     caps = short & is_caps & ~is_contents_line & ~pl.col("is_list")
     caps = caps & ~(_prev(caps) | _next(caps)).fill_null(False)
+    # where headings are marked up, an unmarked line needs more: one capitalised word is a term ("STOP")
+    caps = caps & (~has(pl.col("md").is_not_null()) | stripped.str.contains(r"\S\s+\S"))
     # a short line standing alone is a heading only flush left: set in, it is a term, a cell or a caption
     pattern = short & is_pattern & ~is_contents_line & ~pl.col("is_list") & ~has(pl.col("md").is_not_null())
     # ... but the document's first line, centred or not, is its title

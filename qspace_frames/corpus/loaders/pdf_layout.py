@@ -23,7 +23,9 @@ MAX_LEVEL = 6
 HEADING_MAX_CHARS = 120  # a longer line is body text whatever its font
 SIZE_STEP = 0.5  # sizes closer than this are one size (points)
 MAX_CLASS_SHARE = 0.25
-WRAP_LINES = 3  # an outline title is looked for over this many lines  # a size that sets more of the text than this is body text, not headings
+WRAP_LINES = (
+    3  # an outline title is looked for over this many lines  # a size that sets more of the text than this is body text, not headings
+)
 _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){0,4}\.?|[A-Z]\.|[IVXLC]{1,6}\.|(?i:chapter|appendix|section|part)\s+\S+)\s")
 _DEPTH = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,4})\.?\s")
 _NUMBERED_OR_CAPS = re.compile(r"^(?:(?:\d{1,3}(?:\.\d{1,3}){0,4}\.?|[A-Z]\.|[IVXLC]{1,6}\.)\s+\S|[^a-z]*[A-Z]{3}[^a-z]*$)")
@@ -180,7 +182,12 @@ def font_headings(lines: list[Line]) -> list[Heading]:
     ranks = [rank(ln) for ln in lines]
     # a title set over two lines (the second unnumbered, in the same type) is one heading
     wraps = [
-        i > 0 and r is not None and ranks[i - 1] is not None and lines[i - 1].page == ln.page and lines[i - 1].size == ln.size and not _NUMBERED.match(ln.text)
+        i > 0
+        and r is not None
+        and ranks[i - 1] is not None
+        and lines[i - 1].page == ln.page
+        and lines[i - 1].size == ln.size
+        and not _NUMBERED.match(ln.text)
         for i, (ln, r) in enumerate(zip(lines, ranks))
     ]
     levels = {r: min(i + 1, MAX_LEVEL) for i, r in enumerate(sorted({r for r, w in zip(ranks, wraps) if r is not None and not w}))}
