@@ -66,6 +66,14 @@ numbered_level = (
     .cast(pl.Int64)
 )
 
+
+def _title_case(text: pl.Expr) -> pl.Expr:
+    """Most of the longer words capitalised ("Payment Terms", "PURPOSE"), as a title is written and
+    a list item ("1. Increase the visibility of the menu") is not."""
+    words = text.str.extract_all(r"[A-Za-z][A-Za-z'’-]{3,}")
+    return words.list.eval(pl.element().str.contains(r"^[A-Z]").cast(pl.Int64)).list.sum() * 3 >= words.list.len() * 2
+
+
 # 'ARTICLE IV', 'Section 5. Termination', 'Chapter 2 - Scope': legal and book divisions
 legal_level = (
     pl.when(stripped.str.contains(r"^(?i:article|chapter|part|appendix|schedule|exhibit)\s+(?:[IVXLC]+|\d{1,3}|[A-Z])\b"))
@@ -84,12 +92,10 @@ is_caps = (
 
 # 'Rationale', 'Payment Terms': a short capitalised line with blank lines around it and no
 # sentence punctuation, most of its longer words capitalised
-_words = stripped.str.extract_all(r"[A-Za-z][A-Za-z'’-]{3,}")
-_capitalised = _words.list.eval(pl.element().str.contains(r"^[A-Z]").cast(pl.Int64)).list.sum()
 is_pattern = (
     stripped.str.contains(r"^[A-Z][^.!?;:,]*[^.!?;:,\s]$")
     & (stripped.str.split(" ").list.len() <= 6)
-    & (_capitalised * 3 >= _words.list.len() * 2)
+    & _title_case(stripped)
     & _prev(stripped == "").fill_null(True)
     & _next(stripped == "").fill_null(True)
 )
@@ -176,13 +182,14 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     text_rules = ~layout & ~underlined
     numbered = short & ~is_contents_line & pl.coalesce(numbered_level, legal_level).is_not_null()
     # a run of numbered lines is a table of contents or a list, not a series of empty sections
-    numbered = numbered & ~(_prev(numbered) & _next(numbered)).fill_null(False)
+    any_number = stripped.str.contains(r"^\d{1,3}(?:\.\d{1,3}){0,4}[.)]?\s+\S")
+    numbered = numbered & ~(_prev(any_number) & _next(any_number)).fill_null(False)
     # "1. Title" also starts list items: lines with a one-level number a few lines apart are a list
     nth = (~pl.col("is_blank")).cast(pl.Int64).cum_sum().over(DOC)  # the line's place among non-blank lines
     one_level = numbered & stripped.str.contains(r"^\d{1,3}\.?\s")
     at = pl.when(stripped.str.contains(r"^\d{1,3}[.)]?\s+\S")).then(nth)
     near = ((nth - at.shift(1).forward_fill().over(DOC)) <= LIST_GAP) | ((at.shift(-1).backward_fill().over(DOC) - nth) <= LIST_GAP)
-    numbered = numbered & ~(one_level & near.fill_null(False))
+    numbered = numbered & ~(one_level & near.fill_null(False) & ~_title_case(_title_after_number))
     # a numbered title that comes again further on is its entry in the contents, the last one the heading
     # ("4. The /usr Hierarchy" lists "# Chapter 4. The /usr Hierarchy")
     listed = stripped.str.to_lowercase().str.replace(r"^[#\s]*(?:chapter|appendix|section|part|article)\s+", "")
