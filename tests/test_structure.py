@@ -223,11 +223,15 @@ def test_contents_lines_lists_and_terms_are_not_headings():
         "    2. Reduce the coupling between policy and code\n\n"
         "                    Applications/Network/Web Browsing\n\n                          Web browsers and tools.\n\n"
         "Related documents 5\n\nRationale\n\n   Shells differ.\n\n"
-        "THIS MANUAL IS PROVIDED AS IS\nAND ANY EXPRESS OR IMPLIED WARRANTIES\nARE DISCLAIMED\n\n   * STOP\n\n   Stops the frontend.\n\n"
-        "   2.1. The configuration space\n\n2.1. The configuration space\n\n   Data lives in a tree.\n"
+        "THIS MANUAL IS PROVIDED AS IS\nAND ANY EXPRESS OR IMPLIED WARRANTIES\nOF MERCHANTABILITY OR FITNESS\nARE DISCLAIMED\n\n"
+        "   * STOP\n\n   Stops the frontend.\n\n"
+        "   2.1. The configuration space\n\n2.1. The configuration space\n\n   Data lives in a tree.\n\n"
+        "12. Also consider a more informal posting on a blog that is\n   syndicated to the planet.\n\n"
+        "525 South Virgil Avenue\n\n4.7.1 disclose the information to any third party; and\n\n"
     )
     fr = _fragments(_pages("d", [text]).with_columns(pl.lit(None).alias("page").cast(pl.Int64)))
-    # the first line is the title; a contents entry gives way to the heading it lists further on
+    # the first line is the title; a contents entry gives way to the heading it lists further on; a
+    # wrapped list item, a street address and a clause are not headings
     assert _heading_rows(fr) == [(1, "Table of Contents"), (2, "1.1. Purpose"), (6, "Rationale"), (2, "2.1. The configuration space")]
 
 

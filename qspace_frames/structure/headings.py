@@ -27,14 +27,15 @@ from ..params import StructureParams
 
 MAX_LEVEL = 6
 DOC = "doc_id"
-LIST_GAP = 3  # non-blank lines between two "N." lines of one list
+LIST_GAP = 1  # non-blank lines between two "N." lines of one list
+SHOUTED_LINES = 4  # capital lines running that are a paragraph, not a title
 SOURCES = ("outline", "font", "markup", "underline", "numbering", "pattern")
 LAYOUT = ("outline", "font")
 RESUME = "resume"  # a loader's mark: this line returns to the section a box's heading interrupted
 
 stripped = pl.col("line").str.strip_chars()
-_prev = lambda e: e.shift(1).over(DOC)  # noqa: E731  (lines are in document order)
-_next = lambda e: e.shift(-1).over(DOC)  # noqa: E731
+_prev = lambda e, n=1: e.shift(n).over(DOC)  # noqa: E731  (lines are in document order)
+_next = lambda e, n=1: e.shift(-n).over(DOC)  # noqa: E731
 
 is_blank = (stripped == "").alias("is_blank")
 
@@ -52,16 +53,21 @@ _title_above = (
     & (stripped.str.len_chars() * 10 >= _title_len * 6)
     & (stripped.str.len_chars() * 2 <= _title_len * 3 + 4)
 ).fill_null(False)
-is_underline = (is_rule & _title_above).alias("is_underline")
+# ... with a blank line after it: a rule between "By: /s/ Name" and "Name: ..." is a signature line
+is_underline = (is_rule & _title_above & _next(stripped == "").fill_null(True)).alias("is_underline")
 
 # contents lines: a title followed by a page number ("Related documents 5", "Purpose ..... 3")
 is_contents_line = stripped.str.contains(r"(?:\.{3,}|\s)\s*\d{1,4}$")
 
 # '3.2 Approvals', '4. TERMINATION', '3.4. /bin : Essential binaries': a short numbered title
-_NUMBER = r"^\d{1,3}(?:\.\d{1,3}){0,4}\.?\s+"
+# (a three-digit number with no dot is a street number: "525 South Virgil Avenue")
+_NUMBER = r"^(?:\d{1,2}(?:\.\d{1,3}){0,4}\.?|\d{3}(?:\.\d{1,3}){0,4}\.)\s+"
 _title_after_number = stripped.str.replace(_NUMBER, "")
 numbered_level = (
-    pl.when(stripped.str.contains(_NUMBER + r"[^\s\d]") & ~_title_after_number.str.contains(r"[.!?;:,]$|[.!?]\s+[A-Z]"))
+    pl.when(
+        stripped.str.contains(_NUMBER + r"[A-Z/(<\"'“‘]")  # a title starts with a capital: "4.7.1 disclose ..." is a clause
+        & ~_title_after_number.str.contains(r"[.!?;:,]$|[.!?]\s+[A-Z]|;")
+    )
     .then(stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})", 1).str.count_matches(r"\.") + 1)
     .cast(pl.Int64)
 )
@@ -103,6 +109,8 @@ is_pattern = (
 is_list_item = stripped.str.contains(
     r"^(?:[-*+•▪◦]\s+\S|\d{1,3}[.)]\s+\S|[a-zA-Z][.)]\s+\S|\([a-zA-Z0-9]{1,4}\)\s+\S|[Ss]tep\s+\d+\s*[:.)-])"
 ).alias("is_list")
+
+is_bullet = stripped.str.contains(r"^[-*+•▪◦]\s+\S")
 
 is_table_row = stripped.str.contains(r"^(?:Row \d+:\s|\|.*\|$)").alias("is_table")
 
@@ -181,23 +189,27 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     underlined = pl.col("is_underline").sum().over(DOC) >= 2
     text_rules = ~layout & ~underlined
     numbered = short & ~is_contents_line & pl.coalesce(numbered_level, legal_level).is_not_null()
-    # a run of numbered lines is a table of contents or a list, not a series of empty sections
-    any_number = stripped.str.contains(r"^\d{1,3}(?:\.\d{1,3}){0,4}[.)]?\s+\S")
-    numbered = numbered & ~(_prev(any_number) & _next(any_number)).fill_null(False)
+    # a line between two numbered at its depth is an item of a list or of a table of contents
+    depth = stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})[.)]?\s+\S", 1).str.count_matches(r"\.")
+    numbered = numbered & ~((_prev(depth) == depth) & (_next(depth) == depth)).fill_null(False)
     # "1. Title" also starts list items: lines with a one-level number a few lines apart are a list
     nth = (~pl.col("is_blank")).cast(pl.Int64).cum_sum().over(DOC)  # the line's place among non-blank lines
     one_level = numbered & stripped.str.contains(r"^\d{1,3}\.?\s")
     at = pl.when(stripped.str.contains(r"^\d{1,3}[.)]?\s+\S")).then(nth)
     near = ((nth - at.shift(1).forward_fill().over(DOC)) <= LIST_GAP) | ((at.shift(-1).backward_fill().over(DOC) - nth) <= LIST_GAP)
     numbered = numbered & ~(one_level & near.fill_null(False) & ~_title_case(_title_after_number))
+    # a numbered line, not a title, whose next line hangs further in is an item wrapping onto it
+    hangs = (_next(~pl.col("is_blank")) & (_next(indent) > indent)).fill_null(False)
+    numbered = numbered & ~(hangs & ~_title_case(_title_after_number))
     # a numbered title that comes again further on is its entry in the contents, the last one the heading
     # ("4. The /usr Hierarchy" lists "# Chapter 4. The /usr Hierarchy")
     listed = stripped.str.to_lowercase().str.replace(r"^[#\s]*(?:chapter|appendix|section|part|article)\s+", "")
     again = pl.when(numbered | pl.col("md").is_not_null() | pl.col("_titled")).then(listed.str.replace_all(r"[^0-9a-z]", ""))
     numbered = numbered & (pl.col("line_start") == pl.col("line_start").max().over([DOC, again]))
-    # capitals on consecutive lines are a shouted paragraph (a disclaimer), and a bullet is a list item
-    caps = short & is_caps & ~is_contents_line & ~pl.col("is_list")
-    caps = caps & ~(_prev(caps) | _next(caps)).fill_null(False)
+    # capitals on several lines running are a shouted paragraph (a disclaimer); a bullet is a list item
+    caps = short & is_caps & ~is_contents_line & ~is_bullet
+    run = (caps != _prev(caps)).fill_null(True).cum_sum().over(DOC)  # runs of consecutive lines alike
+    caps = caps & (pl.len().over(DOC, run) < SHOUTED_LINES)
     # where headings are marked up, an unmarked line needs more: one capitalised word is a term ("STOP")
     caps = caps & (~has(pl.col("md").is_not_null()) | stripped.str.contains(r"\S\s+\S"))
     # a short line standing alone is a heading only flush left: set in, it is a term, a cell or a caption
