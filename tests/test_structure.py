@@ -93,7 +93,7 @@ def manuals(corpora):
     root = corpora / DEBIAN
     paths = sorted((root / "policy.html").glob("*.html")) + [root / "policy.txt", root / "policy.pdf"]
     paths += [root / "fhs" / f"fhs-3.0.{ext}" for ext in ("html", "txt", "pdf")]
-    # held out: twins this work did not look into while the rules were written
+    # other twins: autopkgtest and copyright-format were held out while the rules were written
     paths += [root / f"{name}.{ext}" for name in ("README", "autopkgtest", "copyright-format-1.0") for ext in ("html", "txt")]
     docs, pages = _load(paths, root)
     return docs, pages, _fragments(pages)
