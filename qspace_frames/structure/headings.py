@@ -13,9 +13,9 @@ Evidence, in order of trust (a document uses the most trusted kind it has):
    section it is in and ends at the next heading of any level).
 
 Markup documents keep numbered and capitalised lines as headings too (a Markdown file may mean
-"3.3 Exceptions" as one), but not one-word capitals or short capitalised lines; a document with layout evidence or
-underlines takes no heading from text patterns (its numbered lines are list items, its capitals
-emphasis).
+"3.3 Exceptions" as one), but not one-word capitals or short capitalised lines; a document with
+layout evidence or underlines takes no heading from text patterns (its numbered lines are list
+items, its capitals emphasis).
 Every rule is a named expression over the line table of `fragments.lines_of`.
 """
 
@@ -30,12 +30,11 @@ DOC = "doc_id"
 LIST_GAP = 1  # non-blank lines between two "N." lines of one list
 SHOUTED_LINES = 4  # capital lines running that are a paragraph, not a title
 SOURCES = ("outline", "font", "markup", "underline", "numbering", "pattern")
-LAYOUT = ("outline", "font")
 RESUME = "resume"  # a loader's mark: this line returns to the section a box's heading interrupted
 
 stripped = pl.col("line").str.strip_chars()
-_prev = lambda e, n=1: e.shift(n).over(DOC)  # noqa: E731  (lines are in document order)
-_next = lambda e, n=1: e.shift(-n).over(DOC)  # noqa: E731
+_prev = lambda e: e.shift(1).over(DOC)  # noqa: E731  (lines are in document order)
+_next = lambda e: e.shift(-1).over(DOC)  # noqa: E731
 
 is_blank = (stripped == "").alias("is_blank")
 
@@ -120,7 +119,7 @@ _furniture_key = stripped.str.to_lowercase().str.replace_all(r"\d+", "#").str.re
 _page_number = _furniture_key.str.contains(r"^(?:page )?#+(?: ?(?:of|/) ?#+)?$|^[ivxlc]{1,6}$|^- ?# ?-$")
 
 
-def furniture(lines: pl.LazyFrame, p: StructureParams) -> pl.Expr:
+def furniture(lines: pl.LazyFrame, p: StructureParams) -> pl.LazyFrame:
     """Lines at a page's top or bottom that repeat (digits aside) on `furniture_min_pages` pages
     of the document, and bare page numbers there: a column `is_furniture` to join on."""
     on_page = [DOC, "page_start"]

@@ -105,6 +105,6 @@ def sections(pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
     )
 
 
-def node_of(fragments: pl.LazyFrame) -> pl.Expr:
+def node_of() -> pl.Expr:
     """The structure node a fragment belongs to: its own for a section, else its parent section, else the root."""
     return pl.when(pl.col("kind") == "section").then(pl.col("fragment_id")).otherwise(pl.coalesce(pl.col("parent_id"), root_id()))

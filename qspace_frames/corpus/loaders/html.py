@@ -9,10 +9,10 @@ from ...params import CorpusParams
 from .base import Text, block_text, decode_text, one_line, table_lines
 
 _HTML_SKIP = {"script", "style", "noscript", "template", "head"}
-# boxes set beside the text (DocBook's note and tip, Sphinx's admonitions): a heading inside one
-# ("Note", "Rationale") heads the box alone, and the text after the box is its section's again
 # title-page lines DocBook sets as headings: names and a subtitle, not sections
 _NOT_SECTION_CLASSES = {"author", "corpauthor", "editor", "othercredit", "subtitle"}
+# boxes set beside the text (DocBook's note and tip, Sphinx's admonitions): a heading inside one
+# ("Note", "Rationale") heads the box alone, and the text after the box is its section's again
 _ASIDE_CLASSES = {"note", "tip", "warning", "caution", "important", "admonition", "sidebar", "attention", "hint", "danger"}
 _HTML_HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _HTML_BLOCKS = {
@@ -253,6 +253,7 @@ class _HtmlText(HTMLParser):
             self.blocks.extend(self.tables.pop().lines())
         self._place_notes()
         if self.title and not self.has_h1:
+            self.resume = {i + 1: level for i, level in self.resume.items()}
             return ["# " + self.title, *self.blocks]
         return self.blocks
 
