@@ -130,6 +130,7 @@ def test_the_tree_covers_every_page_and_every_fragment_has_one_node(manuals):
     roots = sec.filter(pl.col("level") == 0).join(pdfs, on="doc_id")
     assert roots.height == 2 and (roots["page_start"] == 1).all() and (roots["page_end"] == roots["n_pages"]).all()
     assert sec["node_id"].is_unique().all()
+    assert sec["level"].null_count() == 0 and sec.filter(pl.col("level") > 0)["title"].null_count() == 0
     # sections nest: each lies within its parent, on the pages its parent covers
     nested = sec.join(sec, left_on="parent_id", right_on="node_id", suffix="_up")
     assert nested.height == sec.filter(pl.col("level") > 0).height

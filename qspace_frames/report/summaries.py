@@ -40,7 +40,7 @@ def fragment_kinds(fr: pl.DataFrame) -> pl.DataFrame:
 
 def heading_sources(sections: pl.DataFrame, inv: pl.DataFrame) -> pl.DataFrame:
     """Headings found, by the document's format and the evidence that found them (`structure.headings`)."""
-    fmt = inv.select("doc_id", pl.col("loader").alias("format"))
+    fmt = inv.filter(pl.col("load_status") == "loaded").select("doc_id", pl.col("loader").alias("format"))  # not a duplicate's row
     return (
         sections.filter(pl.col("level") > 0)
         .join(fmt, on="doc_id", how="left")

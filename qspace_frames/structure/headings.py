@@ -99,6 +99,7 @@ is_caps = (
 # sentence punctuation, most of its longer words capitalised
 is_pattern = (
     stripped.str.contains(r"^[A-Z][^.!?;:,]*[^.!?;:,\s]$")
+    & stripped.str.contains(r"[A-Za-z]{3}")  # a word, not a label ("P3")
     & (stripped.str.split(" ").list.len() <= 6)
     & _title_case(stripped)
     & _prev(stripped == "").fill_null(True)
@@ -250,9 +251,8 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     return (
         out.join(fur, on=[DOC, "line_start"], how="left", maintain_order="left")
         .with_columns((pl.col("is_underline") | (pl.col("is_furniture").fill_null(False) & pl.col("level").is_null())).alias("set_aside"))
-        .with_columns(
-            (pl.col("is_blank") | pl.col("set_aside")).alias("is_blank"),
-            (pl.col("is_cont") & ~pl.col("is_blank")).alias("is_cont"),
-        )
+        .with_columns((pl.col("is_blank") | pl.col("set_aside")).alias("is_blank"))
+        # a heading goes on over the lines its mark covers, but not across a blank line
+        .with_columns((pl.col("is_cont") & ~pl.col("is_blank") & ~_prev(pl.col("is_blank")).fill_null(True)).alias("is_cont"))
         .drop("md", "_titled", "mark_end", "mark_level", "mark_source", "_uchar", "u_level", "is_underline", "is_furniture")
     )
