@@ -54,7 +54,7 @@ INCREMENTAL = "x1-inc"
 DEFAULT_CORPORA = ("x1", "x4", "x16", "pdf", "pdf-w1", "sample", "cuad50", *RUNS, *GOLD_SETS, INCREMENTAL)
 CUAD50 = 50  # the first contracts of CUAD txt: the subset the report's cost was first measured on
 DEFAULT_REPEAT = {"x1": 3}  # every other corpus: 1 (x16 alone takes minutes)
-PER_DOC = ("corpus", "fragments", "affordances")
+PER_DOC = ("corpus", "structure", "fragments", "affordances")
 MB = 1e6  # megabytes are 10^6 bytes of document files
 
 

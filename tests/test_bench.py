@@ -66,7 +66,7 @@ def test_one_measured_run_reports_its_stages(tmp_path):
     distinct = {hashlib.sha256(f.read_bytes()).digest() for f in corpus.iterdir()}
     assert row["files"] == 10 and row["loaded"] == len(distinct) < 10
     assert row["mb"] == pytest.approx(sum(f.stat().st_size for f in corpus.iterdir()) / 1e6)
-    stages = ("corpus", "fragments", "affordances")
+    stages = ("corpus", "structure", "fragments", "affordances")  # every stage up to `upto`
     assert all(row[f"{s}_s"] > 0 and row[f"{s}_peak_mb"] > 50 for s in stages)
     assert "prototypes_s" not in row  # nothing past `upto` runs
     assert row["e2e_s"] == pytest.approx(row["discovery_s"] + sum(row[f"{s}_s"] for s in stages))

@@ -124,16 +124,16 @@ def furniture(lines: pl.LazyFrame, p: StructureParams) -> pl.LazyFrame:
     """Lines at a page's top or bottom that repeat (digits aside) on `furniture_min_pages` pages
     of the document, and bare page numbers there: a column `is_furniture` to join on."""
     on_page = [DOC, "page_start"]
-    content = ~pl.col("is_blank") & pl.col("md").is_null() & ~pl.col("is_table")
     ranked = (
-        lines.filter(content & pl.col("page").is_not_null())
+        lines.filter(~pl.col("is_blank") & pl.col("page").is_not_null())
         .with_columns(
             pl.col("line_start").rank("ordinal").over(on_page).alias("_top"),
             pl.col("line_start").rank("ordinal", descending=True).over(on_page).alias("_bottom"),
             _furniture_key.alias("_key"),
             _page_number.alias("_number"),
         )
-        .filter((pl.col("_top") <= EDGE_LINES) | (pl.col("_bottom") <= EDGE_LINES))
+        # a marked-up heading or a table row is content wherever it sits
+        .filter(((pl.col("_top") <= EDGE_LINES) | (pl.col("_bottom") <= EDGE_LINES)) & pl.col("md").is_null() & ~pl.col("is_table"))
         .with_columns(pl.when(pl.col("_top") <= EDGE_LINES).then(pl.lit("top")).otherwise(pl.lit("bottom")).alias("_edge"))
         .with_columns(pl.col("page_start").n_unique().over([DOC, "_edge", "_key"]).alias("_repeats"))
     )
