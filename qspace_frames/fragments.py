@@ -240,7 +240,8 @@ def section_blocks(pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
 
 def fragments(pages: pl.LazyFrame, p: FragmentParams, sp: StructureParams = StructureParams()) -> pl.LazyFrame:
     """Pages in, fragments out (schema FRAGMENTS), sorted by document and offset."""
-    blocks = section_blocks(pages, sp)
+    # collected once: the two branches below would each compute the line rules again (2.4x the time)
+    blocks = section_blocks(pages, sp).collect().lazy()
     too_long = (pl.col("kind") != "section") & (pl.col("text").str.len_chars() > p.max_chars)
     kept = blocks.filter(~too_long)
     windows = _with_ids(sentence_windows(blocks.filter(too_long), p))

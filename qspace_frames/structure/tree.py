@@ -46,7 +46,8 @@ def sections(pages: pl.LazyFrame, sp: StructureParams) -> pl.LazyFrame:
         (pl.col("char_start") + pl.col("text").str.len_chars()).max().alias("char_end"),
     )
     is_sec = pl.col("kind") == "section"
-    bounds = fragments_mod.section_blocks(pages, sp).filter(is_sec | pl.col("resume_level").is_not_null())
+    # collected once: the nodes are read twice below, and each read would find the headings again
+    bounds = fragments_mod.section_blocks(pages, sp).filter(is_sec | pl.col("resume_level").is_not_null()).collect().lazy()
     # a section ends where the next heading of its rank or a higher one starts, or where the box it heads ends
     bound = pl.when(is_sec).then(pl.col("level")).otherwise(pl.col("resume_level"))
     ends = []
