@@ -56,7 +56,7 @@ def blocks_of(lines: pl.LazyFrame) -> pl.LazyFrame:
     prev = lambda c: pl.col(c).shift(1).over([DOC, "page_start"])  # noqa: E731
     starts = (
         prev("is_blank").fill_null(True) | (pl.col("kind") != "paragraph") | prev("kind").is_in(["section", "table_row"]).fill_null(True)
-    ) & ~(pl.col("is_cont") & ~prev("is_blank").fill_null(True))  # a heading that wraps is one block (its lines adjacent)
+    ) & ~pl.col("is_cont")  # a heading that wraps is one block (`structure.headings` keeps its lines adjacent)
     lead = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
     return (
         lines.with_columns(starts.alias("starts"))

@@ -93,29 +93,22 @@ def _structure(t, p, rt: Runtime):
         yield "sections", part
 
 
+def _pooled(rt: Runtime, upstream: dict[str, str]) -> dict:
+    """What a per-document driver is given of the runtime: the pool, the engine, and the parts
+    with the part keys of the documents' inputs (`runtime.parts`)."""
+    return {"workers": rt.workers, "engine": rt.engine, "parts": rt.parts, "upstream": upstream}
+
+
 def _fragments(t, p, rt: Runtime):
-    for part in per_document.fragment_stage(
-        t["corpus/pages"].batches(),
-        p.fragments,
-        workers=rt.workers,
-        engine=rt.engine,
-        parts=rt.parts,
-        upstream=t["corpus/pages"].parts,
-        structure=p.structure,
-    ):
+    pages = t["corpus/pages"]
+    for part in per_document.fragment_stage(pages.batches(), p.fragments, structure=p.structure, **_pooled(rt, pages.parts)):
         yield "fragments", part
 
 
 def _affordances(t, p, rt: Runtime):
-    for kept, rejected in per_document.affordance_stage(
-        t["fragments/fragments"].batches(),
-        t["corpus/pages"].batches(),
-        p.affordances,
-        workers=rt.workers,
-        engine=rt.engine,
-        parts=rt.parts,
-        upstream=t["fragments/fragments"].parts,
-    ):
+    fragments = t["fragments/fragments"]
+    stream = per_document.affordance_stage(fragments.batches(), t["corpus/pages"].batches(), p.affordances, **_pooled(rt, fragments.parts))
+    for kept, rejected in stream:
         yield "affordances", kept
         yield "rejected", rejected
 

@@ -177,7 +177,7 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     # a mark that runs past its first line covers the lines below it up to its end
     reach = pl.col("mark_end").forward_fill().over(DOC)
     in_mark = pl.col("mark_end").is_null() & (pl.col("line_start") < reach).fill_null(False)
-    under_order = pl.when(pl.col("is_underline")).then(pl.col("line").str.strip_chars().str.slice(0, 1)).alias("_uchar")
+    under_order = pl.when(pl.col("is_underline")).then(stripped.str.slice(0, 1)).alias("_uchar")
     marked = marked.with_columns(in_mark.alias("is_cont"), under_order)
     # underline characters ranked by where each first appears in its document
     first_seen = pl.col("line_start").min().over([DOC, "_uchar"])
@@ -272,6 +272,5 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         .with_columns((pl.col("is_blank") | pl.col("set_aside")).alias("is_blank"))
         # a heading goes on over the lines its mark covers, but not across a blank line
         .with_columns((pl.col("is_cont") & ~pl.col("is_blank") & ~_prev(pl.col("is_blank")).fill_null(True)).alias("is_cont"))
-        .drop("md", "_titled", "mark_end", "mark_level", "mark_source", "_uchar", "u_level", "is_underline", "is_furniture")
-        .drop(cs.starts_with("_"))
+        .drop("md", "mark_end", "mark_level", "mark_source", "u_level", "is_underline", "is_furniture", cs.starts_with("_"))
     )
