@@ -133,7 +133,7 @@ def load_reusing(jobs: pl.DataFrame, root: str | Path, p: CorpusParams, workers:
     (`runtime.parts`): a file renamed or moved is not loaded again. Only loaded documents are kept
     as parts (a failure's message may name the file)."""
     keys = [parts.key(f"{did}\n{ext}") for did, _, ext in jobs.iter_rows()]
-    have = {i: row for i, k in enumerate(keys) if (row := parts.get(k)) is not None}
+    have = {i: row for i, row in enumerate(parts.get_many(keys)) if row is not None}
     todo = jobs.with_row_index("_i").filter(~pl.col("_i").is_in(list(have)))
     computed = (row for batch in load_batches(todo.drop("_i"), root, p, workers) for row in batch.iter_slices(1))
     out = []

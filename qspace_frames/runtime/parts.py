@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,6 +32,10 @@ from .shards import run_tasks
 from .store import frame_hash
 
 PARTS = "parts"  # the folder of the parts in a store
+# threads reading parts: a part is a small file, so a rerun that reuses 510 documents is mostly
+# opening files, which Polars does without the GIL (x1's fragments parts: 0.76-1.19 s in one
+# thread, 0.40 s in four, 0.34 s in eight, measured)
+PART_READERS = 4
 
 
 @dataclass
@@ -57,6 +62,13 @@ class Parts:
             return pl.read_parquet(path)
         except Exception:  # a damaged part is computed again, never trusted
             return None
+
+    def get_many(self, keys: list[str]) -> list[pl.DataFrame | None]:
+        """`get` of each key, in order, read side by side."""
+        if len(keys) < 2:
+            return [self.get(k) for k in keys]
+        with ThreadPoolExecutor(PART_READERS) as readers:
+            return list(readers.map(self.get, keys))
 
     def put(self, key: str, rows: pl.DataFrame) -> None:
         put(self.root, key, rows)
@@ -133,7 +145,7 @@ def per_document(
         for frames in shards:
             docs = frames[0]["doc_id"].unique(maintain_order=True).to_list()
             keys = {d: parts.key(f) for d, f in fingerprints(frames, upstream or {}).items()}
-            have = {d: rows for d in docs if (rows := parts.get(keys[d])) is not None}
+            have = {d: rows for d, rows in zip(docs, parts.get_many([keys[d] for d in docs])) if rows is not None}
             pending.append((docs, keys, have))
             todo = [d for d in docs if d not in have]
             yield ({d: keys[d] for d in todo}, *(f.filter(pl.col("doc_id").is_in(todo)) for f in frames))
