@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bm25 import STOP_WORDS, WORDS, stem_expr, terms_expr
+from .bm25 import STOP_WORDS, WORDS, stem_expr
 
 MAX_FIT_FRAGMENTS = 100_000  # fragments the space is fitted on; a larger corpus is sampled at a regular stride
 MIN_DOCUMENT_FREQUENCY = 2  # a term in one fragment only says nothing about which words go together
@@ -144,9 +144,7 @@ def _terms(frame: pl.DataFrame, col: str) -> pl.Series:
     )
     stems = words.select("w").unique().with_columns(stem_expr(pl.col("w")).alias("_t"))
     joined = (
-        words.join(stems, on="w", how="left", maintain_order="left")
-        .group_by("_r", maintain_order=True)
-        .agg(pl.col("_t").str.join(" "))
+        words.join(stems, on="w", how="left", maintain_order="left").group_by("_r", maintain_order=True).agg(pl.col("_t").str.join(" "))
     )
     rows = frame.select(pl.int_range(pl.len(), dtype=joined.schema["_r"]).alias("_r"))
     return rows.join(joined, on="_r", how="left", maintain_order="left")["_t"].fill_null("").alias(col)
