@@ -114,24 +114,33 @@ def terms_expr(col: str) -> pl.Expr:
 WORDS = r"[\p{L}\p{N}]+"
 
 
+def words_of(units: pl.DataFrame) -> pl.DataFrame:
+    """(_u, w): the words of each unit's `text` (`_u`: its row number), in text order, lower case,
+    STOP_WORDS out; a unit with none has no row."""
+    return (
+        units.select("_u", pl.col("text").fill_null("").str.to_lowercase().str.extract_all(WORDS).alias("w"))
+        .explode("w")
+        .drop_nulls("w")
+        .filter(~pl.col("w").is_in(list(STOP_WORDS)))
+    )
+
+
+def stems_of(words: pl.DataFrame) -> pl.DataFrame:
+    """(w, term): each distinct word of `words_of` stemmed once, not once per occurrence."""
+    return words.select("w").unique().with_columns(stem_expr(pl.col("w")).alias("term"))
+
+
 def term_counts(units: pl.DataFrame, wanted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(dl, tf) of `units` (with a row number `_u`): every unit's length in terms, and the term
     frequencies of the `wanted` terms only. The same terms as `terms_expr`, but each distinct
     word of a slice is stemmed once (not once per occurrence), and words no query asks for are
     dropped before any counting."""
-    stop = list(STOP_WORDS)
     dls = [pl.DataFrame(schema={"_u": units.schema["_u"], "dl": pl.Int64})]
     tfs = [pl.DataFrame(schema={"_u": units.schema["_u"], "term": pl.String, "tf": pl.Int64})]
     for off in range(0, units.height, BM25_SLICE):
-        words = (
-            units.slice(off, BM25_SLICE)
-            .select("_u", pl.col("text").fill_null("").str.to_lowercase().str.extract_all(WORDS).alias("w"))
-            .explode("w")
-            .drop_nulls("w")
-            .filter(~pl.col("w").is_in(stop))
-        )
+        words = words_of(units.slice(off, BM25_SLICE))
         dls.append(words.group_by("_u").agg(pl.len().cast(pl.Int64).alias("dl")))
-        stems = words.select("w").unique().with_columns(stem_expr(pl.col("w")).alias("term")).join(wanted, on="term", how="semi")
+        stems = stems_of(words).join(wanted, on="term", how="semi")
         tfs.append(words.join(stems, on="w").group_by("_u", "term").agg(pl.len().cast(pl.Int64).alias("tf")))
     dl = units.select("_u").join(pl.concat(dls), on="_u", how="left").with_columns(pl.col("dl").fill_null(0))
     return dl, pl.concat(tfs)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .bm25 import STOP_WORDS, WORDS, stem_expr
+from .bm25 import stems_of, words_of
 
 MAX_FIT_FRAGMENTS = 100_000  # fragments the space is fitted on; a larger corpus is sampled at a regular stride
 MIN_DOCUMENT_FREQUENCY = 2  # a term in one fragment only says nothing about which words go together
@@ -133,18 +133,9 @@ def _tokens(texts: pl.Series) -> pl.DataFrame:
 
 
 def _terms(frame: pl.DataFrame, col: str) -> pl.Series:
-    """The texts as BM25 reads them (`terms_expr`: stemmed, stop words out), one string each;
-    each distinct word is stemmed once, not once per occurrence (a corpus's sentences repeat a few
-    thousand words: 0.43 s -> 0.1 s on x1's silver questions' documents, measured)."""
-    words = (
-        frame.select(pl.col(col).fill_null("").str.to_lowercase().str.extract_all(WORDS).alias("w"))
-        .with_row_index("_r")
-        .explode("w")
-        .filter(pl.col("w").is_not_null() & ~pl.col("w").is_in(list(STOP_WORDS)))
-    )
-    stems = words.select("w").unique().with_columns(stem_expr(pl.col("w")).alias("_t"))
-    joined = (
-        words.join(stems, on="w", how="left", maintain_order="left").group_by("_r", maintain_order=True).agg(pl.col("_t").str.join(" "))
-    )
-    rows = frame.select(pl.int_range(pl.len(), dtype=joined.schema["_r"]).alias("_r"))
-    return rows.join(joined, on="_r", how="left", maintain_order="left")["_t"].fill_null("").alias(col)
+    """The texts as BM25 reads them (`terms_expr`: stemmed, stop words out), one string each, each
+    distinct word stemmed once (`bm25.stems_of`: 0.93 -> 0.56 s on 60,000 x1 fragments, measured)."""
+    rows = frame.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("_u"), pl.col(col).alias("text"))
+    words = words_of(rows)
+    terms = words.join(stems_of(words), on="w", maintain_order="left").group_by("_u", maintain_order=True).agg(pl.col("term").str.join(" "))
+    return rows.select("_u").join(terms, on="_u", how="left", maintain_order="left")["term"].fill_null("").alias(col)
