@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from pydantic import ValidationError
@@ -735,3 +736,27 @@ def test_the_tree_walk_decides_which_evidence_of_a_fragment_is_loaded_within_the
     p = EvalParams(budgets=[25], max_tokens=25)
     loaded = {name: _loaded(u, p)["text"].str.extract(r"(\w+)").to_list() for name, u in (("role", by_role), ("intent", by_intent))}
     assert loaded == {"role": ["alpha", "other", "green"], "intent": ["alpha", "other", "red"]}
+
+
+def test_latent_space_is_the_same_bits_on_every_fit_of_real_contracts(cnli):
+    """Fitted on the sentences of 20 NDAs, the space gives the same vectors every time: each
+    TF-IDF row is normalised in column order (a sum in group-by order differed in the last bits
+    from fit to fit), and the fragments' vectors read from the fitted matrix are those projected anew."""
+    from qspace_frames.affordances.sentences import all_sentences
+    from qspace_frames.evaluation.semantic import LatentSpace, _terms
+
+    fr = build(cnli["out"] / "docs", limit=20)["fragments"]
+    units = (
+        all_sentences(fr.lazy(), AffordanceParams())
+        .select("fragment_id", pl.col("sent_start").alias("char_start"), pl.col("sentence").alias("text"))
+        .collect()
+        .with_row_index("chunk")
+    )
+    assert units.height > 1000
+    first = LatentSpace.of(units, dims=30)
+    for _ in range(3):
+        again = LatentSpace.of(units, dims=30)
+        assert np.array_equal(first.components, again.components)
+        assert np.array_equal(first.unit_vectors, again.unit_vectors) and np.array_equal(first.group_vectors, again.group_vectors)
+    joined = units.sort("fragment_id", "char_start", "chunk").group_by("fragment_id", maintain_order=True).agg(pl.col("text").str.join(" "))
+    assert np.array_equal(first.group_vectors, first._project(_terms(joined, "text")))

@@ -68,30 +68,39 @@ class LatentSpace:
         with threadpool_limits(limits=1):  # ARPACK from a fixed start vector: the same axes every run
             start = np.random.default_rng(0).uniform(-1, 1, min(matrix.shape))
             space.components = svds(matrix, k=k, v0=start)[2]
-        space.unit_vectors, space.group_vectors = space._project(u["_terms"]), space._project(g["_terms"])
+        space.unit_vectors = space._project(u["_terms"])
+        # every fragment was fitted on (no stride): their TF-IDF rows are the fitted matrix's
+        space.group_vectors = space._projected(matrix) if fit.len() == g.height else space._project(g["_terms"])
         return space
 
     def _tfidf(self, tokens: pl.DataFrame, n: int):
         """The texts' TF-IDF rows (sublinear term frequency, rows of unit length), `tokens` being
-        (_r: the text's row, term) of n texts; terms outside the vocabulary are dropped."""
+        (_r: the text's row, term) of n texts; terms outside the vocabulary are dropped. Each row is
+        normalised over its terms in column order: a sum over rows in the order a group-by yields
+        them rounds differently from run to run (1e-13 in the components, measured)."""
         from scipy.sparse import csr_matrix
 
         w = (
             tokens.group_by("_r", "term")
             .len("tf")
             .join(self.vocabulary, on="term")
-            .with_columns(((1 + pl.col("tf").cast(pl.Float64).log()) * pl.col("idf")).alias("_w"))
-            .with_columns((pl.col("_w") / (pl.col("_w") ** 2).sum().over("_r").sqrt()).alias("_w"))
+            .select("_r", "_t", ((1 + pl.col("tf").cast(pl.Float64).log()) * pl.col("idf")).alias("_w"))
             .sort("_r", "_t")
         )
-        return csr_matrix((w["_w"].to_numpy(), (w["_r"].to_numpy(), w["_t"].to_numpy())), shape=(n, self.vocabulary.height))
+        m = csr_matrix((w["_w"].to_numpy(), (w["_r"].to_numpy(), w["_t"].to_numpy())), shape=(n, self.vocabulary.height))
+        m.data /= np.repeat(np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel()), np.diff(m.indptr))
+        return m
 
     def _project(self, terms: pl.Series) -> np.ndarray:
         """Unit vectors of texts given as their terms (`_terms`); a text with no known term is all zeros."""
+        return self._projected(self._tfidf(_tokens(terms), terms.len()))
+
+    def _projected(self, tfidf) -> np.ndarray:
+        """Unit vectors of texts given as their TF-IDF rows (`_tfidf`)."""
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1):
-            z = self._tfidf(_tokens(terms), terms.len()) @ self.components.T
+            z = tfidf @ self.components.T
         norms = np.linalg.norm(z, axis=1, keepdims=True)
         return np.divide(z, norms, out=np.zeros_like(z), where=norms > 0)
 
