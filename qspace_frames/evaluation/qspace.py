@@ -30,6 +30,7 @@ from .loading import count_ranked, gold_queries, load_in_order
 
 STRATEGY = "qspace"
 FRAGMENT_SLICE = 50_000  # fragments read per step when counting the terms of the whole corpus
+BOOST_ROWS = 1_000_000  # answering places (leaf x candidate set) boosted per step
 
 
 def question_intents(queries: pl.LazyFrame) -> pl.LazyFrame:
@@ -221,8 +222,12 @@ def by_tree(
         return out
 
     selected = loaded(units, SELECTED)
-    sample = gold_queries(ablation).collect() if ablate else None
-    return selected, {choice: loaded(ranked(sample, choice), choice) for choice in TREE_CHOICES} if ablate else {}
+    if not ablate:
+        return selected, {}
+    # the selected trees' rows of the sample are those of the run (a question's ranking reads only its own rows)
+    sample = gold_queries(ablation).collect()
+    mine = selected.join(sample.select("query_id"), on="query_id", how="semi")
+    return selected, {choice: mine if choice == SELECTED else loaded(ranked(sample, choice), choice) for choice in TREE_CHOICES}
 
 
 def ablation_questions(gold, n: int) -> pl.DataFrame:
@@ -329,18 +334,34 @@ def _prototype_boosts(queries: pl.LazyFrame, prototypes, density, evidence, leav
     key = ["fragment_id", "char_start"]
     places = answers.select(key).unique().sort(key).with_row_index("_k")
     answers = answers.join(places, on=key).select("prototype_id", "_k", "depth")
+    # each candidate set's prototypes (those of its first question), and the sets in batches of at
+    # most BOOST_ROWS answering places: one pass per batch, not per set (a pass costs ~20 small
+    # queries whatever its size), memory still bounded
+    reps = (
+        cand.join(sig, on="query_id")
+        .filter(pl.col("query_id") == pl.col("query_id").min().over("_s"))
+        .select("_s", "prototype_id", "p_q")
+        .sort("_s", "prototype_id")
+    )
+    sizes = (
+        reps.join(answers.group_by("prototype_id").len("_n"), on="prototype_id", how="left")
+        .group_by("_s")
+        .agg(pl.col("_n").fill_null(0).sum())
+        .sort("_s")
+        .with_columns((pl.col("_n").cum_sum() // BOOST_ROWS).alias("_b"))
+    )
     boosted, top_proto = [], []
-    for (s_,), members in cand.join(sig, on="query_id").sort("query_id").group_by("_s", maintain_order=True):
-        rep = members.filter(pl.col("query_id") == pl.col("query_id").first()).select("prototype_id", "p_q")
-        hits = answers.join(rep, on="prototype_id").drop("prototype_id")
-        sums = exact_sums(hits, ["_k"], {"proto": "p_q"})
+    for (_,), batch in sizes.group_by("_b", maintain_order=True):
+        hits = answers.join(reps.join(batch.select("_s"), on="_s", how="semi"), on="prototype_id").drop("prototype_id")
+        sums = exact_sums(hits, ["_s", "_k"], {"proto": "p_q"})
         # the boost is normalised by the best fragment of the whole corpus, kept only where the question can load it
-        top_proto.append(pl.DataFrame({"_s": [s_], "_max_proto": [sums["proto"].max()]}, schema={"_s": pl.Int64, "_max_proto": pl.Float64}))
-        mine = places.join(wanted.filter(pl.col("_s") == s_).select("fragment_id").unique(), on="fragment_id", how="semi").select("_k")
+        top_proto.append(batch.select("_s").join(sums.group_by("_s").agg(pl.col("proto").max().alias("_max_proto")), on="_s", how="left"))
+        mine = places.join(wanted.join(batch.select("_s"), on="_s", how="semi").unique(), on="fragment_id").select("_s", "_k")
         boosted.append(
-            sums.join(mine, on="_k", how="semi")
-            .join(hits.join(mine, on="_k", how="semi").group_by("_k").agg(pl.col("depth").max().alias("leaf_depth")), on="_k")
-            .with_columns(pl.lit(s_, dtype=pl.Int64).alias("_s"))
+            sums.join(mine, on=["_s", "_k"], how="semi").join(
+                hits.join(mine, on=["_s", "_k"], how="semi").group_by("_s", "_k").agg(pl.col("depth").max().alias("leaf_depth")),
+                on=["_s", "_k"],
+            )
         )
         del hits, sums
     empty = pl.DataFrame(schema={"_k": places.schema["_k"], "proto": pl.Float64, "leaf_depth": pl.Int64, "_s": pl.Int64})
