@@ -760,3 +760,32 @@ def test_latent_space_is_the_same_bits_on_every_fit_of_real_contracts(cnli):
         assert np.array_equal(first.unit_vectors, again.unit_vectors) and np.array_equal(first.group_vectors, again.group_vectors)
     joined = units.sort("fragment_id", "char_start", "chunk").group_by("fragment_id", maintain_order=True).agg(pl.col("text").str.join(" "))
     assert np.array_equal(first.group_vectors, first._project(_terms(joined, "text")))
+
+
+def test_a_label_lifts_the_sentence_it_introduces():
+    """A sentence of a few words (a run-in heading the text did not set on its own line) passes half
+    its score to the next sentence of the document: the next one outranks a sentence that scored a
+    little higher on its own, and a long sentence passes nothing on."""
+    from qspace_frames.evaluation.qspace import LABEL_SHARE, _introduced
+
+    text = [
+        ("Business Transfers.", 4.0),  # the label, matching the question
+        ("Customer information may be one of the assets we transfer.", 1.0),  # what it introduces
+        ("We may share data with service providers who help us run the business and the sites.", 1.5),
+        ("Our partners transfer nothing of ours, and we review every one of them each year.", 0.5),
+    ]
+    units = pl.DataFrame(
+        {
+            "query_id": ["q"] * 4,
+            "fragment_id": ["f"] * 4,
+            "char_start": [0, 20, 80, 170],
+            "text": [t for t, _ in text],
+            "score": [s for _, s in text],
+        }
+    ).sort("score", descending=True)
+    got = _introduced(units)
+    assert got["char_start"].to_list() == [0, 20, 80, 170]
+    assert dict(zip(got["char_start"], got["score"])) == {0: 4.0, 20: 1.0 + LABEL_SHARE * 4.0, 80: 1.5, 170: 0.5}
+    # a second question over the same sentences is ranked on its own
+    both = _introduced(pl.concat([units, units.with_columns(pl.lit("p").alias("query_id"), pl.col("score").reverse())]))
+    assert both.filter(pl.col("query_id") == "q").equals(got)
