@@ -451,6 +451,29 @@ def test_a_question_naming_a_party_is_answered_from_the_documents_naming_it(tmp_
     assert by_q == {"q1": ["bolt.md"], "q2": ["acme.md", "bolt.md", "cobalt.md"], "q3": ["acme.md", "bolt.md"]}
 
 
+def test_a_questions_answer_does_not_depend_on_the_questions_asked_with_it(tmp_path, root):
+    """One question names "Oaktree Capital Management", another only "Oaktree": asked together, the
+    first is still answered from the document naming its whole name, and with the same quote as
+    alone (the names were once matched leftmost-first, so "oaktree" hid the longer name)."""
+    manager = (
+        "# Services agreement\n\nNotices to Oaktree Capital Management, L.P. go to 333 South Grand Avenue, Los Angeles.\n\n"
+        "Oaktree Capital Management, L.P. may be reached by facsimile at +1 (213) 830-8545.\n"
+    )
+    fund = "# Fund letter\n\nOaktree funds report each quarter. Reach the fund by facsimile at +44 20 7201 4601.\n"
+    wb = _small_corpus(tmp_path, root, {"services.md": manager, "fund.md": fund})
+    ask = "What is the facsimile number of Oaktree Capital Management?"
+    alone, together = wb.ask([ask]), wb.ask([ask, "How often do Oaktree funds report?"])
+    assert alone["document"][0] == "services.md" and "830-8545" in alone["quote"][0]
+    assert together.head(1).equals(alone)
+    from qspace_frames.ask.answer import named_documents
+    from qspace_frames.ask.parse import parse_questions
+
+    units, _ = wb.ask_corpus()
+    one = named_documents(parse_questions([ask]), units)
+    two = named_documents(parse_questions([ask, "How often do Oaktree funds report?"]), units).filter(pl.col("query_id") == "q1")
+    assert one.sort("doc_id").equals(two.sort("doc_id")) and one.height == 1
+
+
 def test_a_named_or_numbered_sheet_restricts_the_answer_to_that_sheet(tmp_path, root):
     """Two sheets hold a limit for the same role, the second in more of the question's words: the
     sheet the question names or numbers is the one quoted."""

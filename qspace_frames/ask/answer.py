@@ -326,9 +326,9 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     ranked = _ranked(searched, units, leaves, dictionary, p, SHOWN_DEPTH) if searched.height else None
     rows = [_answer_in_order(ordered, named, ranked, units)] if ordered.height else []
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
-    rows += [_answer_simple(simple_q, ranked, dictionary)] if simple_q.height else []
+    rows += [_answer_simple(simple_q, ranked, dictionary, units)] if simple_q.height else []
     if subs.height:
-        sub_ans = _answer_simple(sub_parsed, ranked, dictionary)
+        sub_ans = _answer_simple(sub_parsed, ranked, dictionary, units)
         sub_ans = _substituted(subs, sub_parsed, sub_ans, units, leaves, dictionary, p).rename({"id": "sub_id", "question": "_asked"})
         answered = pl.col("status") == "answered"
         gathered = (
@@ -404,7 +404,7 @@ def _substituted(subs, sub_parsed, sub_ans, units, leaves, dictionary, p) -> pl.
         return sub_ans
     again = parse_questions(seq, dictionary).join(sub_parsed.select("id", "context"), on="id")
     ranked = _ranked(again, units, leaves, dictionary, p, SHOWN_DEPTH)
-    got = _answer_simple(again, ranked, dictionary).filter(pl.col("status") == "answered")
+    got = _answer_simple(again, ranked, dictionary, units).filter(pl.col("status") == "answered")
     # answered again, in place, under the question as the part asked it
     return sub_ans.update(got.select([c for c in sub_ans.columns if c != "question"]), on="id", include_nulls=True)
 
@@ -661,7 +661,7 @@ def named_documents(parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     held = (
         units.group_by("doc_id")
         .agg(pl.col("text").str.join(" ").str.to_lowercase().alias("_text"))
-        .select("doc_id", pl.col("_text").str.extract_many(wanted).list.unique().alias("_name"))
+        .select("doc_id", pl.col("_text").str.extract_many(wanted, overlapping=True).list.unique().alias("_name"))
         .explode("_name")
         .drop_nulls()
     )
@@ -766,6 +766,20 @@ def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataF
 # what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
 CHOSEN = ["query_id", "document", "page", "heading_path", "_qs", "_qe", "doc_id", "fragment_id", "_quote", "_value", "score"]
 CONTACT_TYPES = ("email", "phone", "url", "contact")  # answer types whose value the text shows unmistakably
+# the party a contact question is addressed to ("notices to Oaktree Capital Management", "the fax
+# number for Chang Chen-Bin Architects", "who do I email at Spok Holdings"): a notices clause gives
+# every party's address, and the answer is the one under this party's name (first two words of it)
+RECIPIENT = r"\b(?:to|for|at)\s+(?:the\s+)?([A-Z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)?)"
+
+
+def _recipient() -> pl.Expr:
+    """A contact question's recipient as a case-insensitive whole-word pattern (null: none named)."""
+    name = pl.col("question").str.extract(RECIPIENT, 1)
+    return pl.when(pl.col("answer_type").is_in(CONTACT_TYPES) & name.is_not_null()).then(
+        pl.lit(r"(?i)\b") + name.map_elements(pl.escape_regex, return_dtype=pl.String) + pl.lit(r"\b")
+    )
+
+
 SHOWN_DEPTH = 100  # candidates ranked per question, deep enough to find a contact value or a definition ...
 SHOWN_DOCUMENTS = 3  # ... in the documents of this many best ranked
 # the definitions of the term `{t}` (regex-escaped), strongest first: '"Trigger Date" shall mean ...',
@@ -779,7 +793,9 @@ DEFINITIONS = (
 )
 
 
-def _showing(ranked: pl.DataFrame, patterns: pl.DataFrame, strongest_first: bool = False) -> pl.DataFrame:
+def _showing(
+    ranked: pl.DataFrame, patterns: pl.DataFrame, strongest_first: bool = False, units: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """For each question of `patterns` (query_id, _pats: regexes), the best ranked of its `ranked`
     candidates, in the documents of its SHOWN_DOCUMENTS best ranked, that has a line
     matching one of them: a contact question's address or number (a notices clause lists them on
@@ -793,7 +809,12 @@ def _showing(ranked: pl.DataFrame, patterns: pl.DataFrame, strongest_first: bool
         .explode("_pats", "_pat_i")
         .with_columns(pl.col("_line").str.extract(pl.col("_pats"), 0).alias("_value"))
         .filter(pl.col("_value").is_not_null())
-        .sort(["query_id", "_pat_i", "_rank", "_line_start"] if strongest_first else ["query_id", "_rank", "_line_start"])
+    )
+    # a contact question's recipient (`_to`): the lines under its name first
+    named = _naming(lines, units, "_line_start") if units is not None and "_to" in lines.columns else pl.lit(True)
+    lines = (
+        lines.with_columns((~named).alias("_other"))
+        .sort(["query_id", "_pat_i", "_rank", "_line_start"] if strongest_first else ["query_id", "_other", "_rank", "_line_start"])
         .group_by("query_id", maintain_order=True)
         .first()
     )
@@ -803,9 +824,37 @@ def _showing(ranked: pl.DataFrame, patterns: pl.DataFrame, strongest_first: bool
     ).with_columns(QUOTE_END)
 
 
+LOOKBACK = 200  # characters of a candidate's fragment before it that may name its recipient
+
+
+def _naming(rows: pl.DataFrame, units: pl.DataFrame, at: str) -> pl.Series:
+    """Whether each of `rows` (query_id, doc_id, fragment_id, text, _to: `_recipient`, `at`: the
+    document offset of its value) names its question's recipient, in its text or in its fragment's
+    text within LOOKBACK characters before `at` (an address block's name often sits in the
+    sentence before the number: "Motorola Solutions, Inc. 1303 E." | "Algonquin Road ... Email: ...")."""
+    r = rows.select("doc_id", "fragment_id", "text", pl.col(at).alias("_at"), "_to").with_row_index("_row")
+    before = (
+        r.filter(pl.col("_to").is_not_null())
+        .select("_row", "doc_id", "fragment_id", "_at")
+        .join(units.select("doc_id", "fragment_id", "char_start", "char_end", pl.col("text").alias("_t")), on=["doc_id", "fragment_id"])
+        .filter((pl.col("char_end") <= pl.col("_at")) & (pl.col("char_end") > pl.col("_at") - LOOKBACK))
+        .sort("_row", "char_start")
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("_t").str.join(" "))
+    )
+    near = r.join(before, on="_row", how="left", maintain_order="left").select(
+        pl.concat_str(["_t", "text"], separator=" ", ignore_nulls=True), "_to"
+    )
+    return near.select(pl.col("_t").str.contains(pl.col("_to")).fill_null(False))["_t"]
+
+
 def _contact_patterns(parsed: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
     types = answer_types(dictionary).select("answer_type", pl.col("patterns").alias("_pats"))
-    return parsed.select(pl.col("id").alias("query_id"), "answer_type").join(types, on="answer_type").drop("answer_type")
+    return (
+        parsed.select(pl.col("id").alias("query_id"), "answer_type", _recipient().alias("_to"))
+        .join(types, on="answer_type")
+        .drop("answer_type")
+    )
 
 
 def _definition_patterns(parsed: pl.DataFrame) -> pl.DataFrame:
@@ -817,7 +866,7 @@ def _definition_patterns(parsed: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, units: pl.DataFrame) -> pl.DataFrame:
     """The answers of `parsed` from their `ranked` candidates (`_ranked`, SHOWN_DEPTH deep: deep
     enough for a contact value or a definition further down)."""
     if parsed.height == 0:
@@ -827,6 +876,10 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     cands = _about(parsed, ranked)
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
+    # a contact question's answer names the party it is addressed to (its address is searched below otherwise)
+    recipients = parsed.select(pl.col("id").alias("query_id"), _recipient().alias("_to"))
+    confirmed = confirmed.join(recipients, on="query_id", how="left", maintain_order="left")
+    confirmed = confirmed.filter(pl.col("_to").is_null() | _naming(confirmed, units, "char_start")).drop("_to")
     # of the confirmed candidates, the one with most of the question's words, then the best ranked
     # (development set: 39 of 161 right instead of 36 for the best ranked alone, declines unchanged)
     best = (
@@ -853,7 +906,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         best = pl.concat([found, best.join(found, on="query_id", how="anti")])
     typed = parsed.filter(pl.col("answer_type").is_in(CONTACT_TYPES)).join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
     if typed.height:
-        best = pl.concat([best, _showing(ranked, _contact_patterns(typed, dictionary)).select(CHOSEN)])
+        best = pl.concat([best, _showing(ranked, _contact_patterns(typed, dictionary), units=units).select(CHOSEN)])
     # still nothing: the first candidate answers when it stands out from the second
     rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
     if rest.height:
