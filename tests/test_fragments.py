@@ -78,6 +78,33 @@ def test_long_paragraph_becomes_sentence_windows_without_cutting_sentences():
     assert joined == " ".join(sents)
 
 
+def test_sentences_end_at_a_terminator_not_at_an_abbreviation():
+    """A period ends a sentence when whitespace and a new sentence follow, not after an abbreviation
+    a lower-case word follows on the same line, nor after a numbering abbreviation before its number;
+    a new line starting lower-case (a record's next key) still starts a new sentence, and the
+    pieces tile the text."""
+    from qspace_frames.fragments import SENTENCE
+
+    cases = {
+        "Oaktree Capital Management, L.P. may be reached by fax. Notices go by mail.": [
+            "Oaktree Capital Management, L.P. may be reached by fax. ",
+            "Notices go by mail.",
+        ],
+        "We collect data (e.g. your name) at 10 a.m. on Mondays. See No. 5 and Sec. 4. 2. Term.": [
+            "We collect data (e.g. your name) at 10 a.m. on Mondays. ",
+            "See No. 5 and Sec. 4. ",
+            "2. ",
+            "Term.",
+        ],
+        "Acme Solutions, Inc. 1303 Algonquin Road. Email: a@b.com": ["Acme Solutions, Inc. 1303 Algonquin Road. ", "Email: a@b.com"],
+        "text = Step 5: ship the laptop.\nsteps[5].step = 6": ["text = Step 5: ship the laptop.\n", "steps[5].step = 6"],
+        "It grew 12.4 percent. He left! Why?": ["It grew 12.4 percent. ", "He left! ", "Why?"],
+    }
+    for text, want in cases.items():
+        got = pl.Series([text]).str.extract_all(SENTENCE).to_list()[0]
+        assert got == want and "".join(got) == text
+
+
 def test_short_fragments_dropped_except_sections():
     text = "# A\n\nok.\n\nThis paragraph is long enough to keep.\n"
     fr = frag(text)
