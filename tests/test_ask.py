@@ -474,6 +474,34 @@ def test_a_questions_answer_does_not_depend_on_the_questions_asked_with_it(tmp_p
     assert one.sort("doc_id").equals(two.sort("doc_id")) and one.height == 1
 
 
+def test_a_number_asked_for_is_answered_only_by_a_line_showing_one(tmp_path, root):
+    """A "Fax: 04-22373388" line is a fax number (a label before the digits, in no international format),
+    found under the party's name in the paragraph before it; a fax number asked of a party whose
+    document gives none is not answered with a sentence naming it, and "who can I call" may still be
+    answered by whom to call."""
+    chang = (
+        "# Outsourcing Contract on Development of Miaoli Royal Resort Hotel\n\n"
+        "Planning Unit: Chang Chen-Bin Architects Office, October 29, 2015.\n\n"
+        "The Covenanter is Chang Chen-Bin Architects Office.\n\n"
+        "575, Jinhwa Road, Bei District, Taichung City Tel: 04-22373588 Fax: 04-22373388\n"
+    )
+    lin = (
+        "# Consulting agreement of Lin Hsu Architects\n\nLin Hsu Architects advises on the Harbor Tower design.\n\n"
+        "Travellers who need help while on the road can call the travel desk at any hour.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"chang.md": chang, "lin.md": lin})
+    got = wb.ask(
+        [
+            "What is the fax number for Chang Chen-Bin Architects Office?",
+            "What is the fax number of Lin Hsu Architects?",
+            "Who can I call if I need help on the road?",
+        ]
+    )
+    assert got["status"].to_list() == ["answered", "no_answer", "answered"]
+    assert "Fax: 04-22373388" in got["quote"][0] and got["document"][0] == "chang.md"
+    assert got["quote"][2].startswith("Travellers who need help")
+
+
 def test_a_named_or_numbered_sheet_restricts_the_answer_to_that_sheet(tmp_path, root):
     """Two sheets hold a limit for the same role, the second in more of the question's words: the
     sheet the question names or numbers is the one quoted."""

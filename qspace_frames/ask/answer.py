@@ -766,6 +766,9 @@ def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataF
 # what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
 CHOSEN = ["query_id", "document", "page", "heading_path", "_qs", "_qe", "doc_id", "fragment_id", "_quote", "_value", "score"]
 CONTACT_TYPES = ("email", "phone", "url", "contact")  # answer types whose value the text shows unmistakably
+# an address, number or IBAN asked for ("What is the fax number of X?", not "Who can I call?") is
+# answered only by a line showing one
+SHOWN = pl.col("answer_type").is_in(["email", "phone", "iban"]) & ~pl.col("question").str.contains(r"(?i)^\W*who\b")
 # the party a contact question is addressed to ("notices to Oaktree Capital Management", "the fax
 # number for Chang Chen-Bin Architects", "who do I email at Spok Holdings"): a notices clause gives
 # every party's address, and the answer is the one under this party's name (first two words of it)
@@ -893,7 +896,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # role pattern knows), quoted whole
     plain = (
         confirmed.join(best, on="query_id", how="anti")
-        .filter(pl.col("_coverage") >= WHOLE_COVERAGE)
+        .filter((pl.col("_coverage") >= WHOLE_COVERAGE) & ~pl.col("query_id").is_in(parsed.filter(SHOWN)["id"].implode()))
         .sort(["query_id", "_rank"])
         .group_by("query_id", maintain_order=True)
         .first()
@@ -908,7 +911,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     if typed.height:
         best = pl.concat([best, _showing(ranked, _contact_patterns(typed, dictionary), units=units).select(CHOSEN)])
     # still nothing: the first candidate answers when it stands out from the second
-    rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
+    rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti").filter(~SHOWN)
     if rest.height:
         best = pl.concat([best, _standing_out(rest, ranked).select(CHOSEN)])
     return _answers(parsed, best)
