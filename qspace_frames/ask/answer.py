@@ -779,7 +779,7 @@ def _recipient() -> pl.Expr:
     """A contact question's recipient as a case-insensitive whole-word pattern (null: none named)."""
     name = pl.col("question").str.extract(RECIPIENT, 1)
     return pl.when(pl.col("answer_type").is_in(CONTACT_TYPES) & name.is_not_null()).then(
-        pl.lit(r"(?i)\b") + name.map_elements(pl.escape_regex, return_dtype=pl.String) + pl.lit(r"\b")
+        pl.lit(r"(?i)\b") + name.str.escape_regex() + pl.lit(r"\b")
     )
 
 
@@ -836,6 +836,8 @@ def _naming(rows: pl.DataFrame, units: pl.DataFrame, at: str) -> pl.Series:
     text within LOOKBACK characters before `at` (an address block's name often sits in the
     sentence before the number: "Motorola Solutions, Inc. 1303 E." | "Algonquin Road ... Email: ...")."""
     r = rows.select("doc_id", "fragment_id", "text", pl.col(at).alias("_at"), "_to").with_row_index("_row")
+    if r["_to"].is_null().all():  # no contact question names a party: the corpus's units are not read
+        return pl.Series("_t", [False] * r.height, dtype=pl.Boolean)
     before = (
         r.filter(pl.col("_to").is_not_null())
         .select("_row", "doc_id", "fragment_id", "_at")

@@ -415,15 +415,15 @@ FRAGMENT_MEANING = 0.5
 
 
 def _with_meaning(units: pl.DataFrame, similarity: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
-    """The ranked units re-ranked by their lexical score and by the latent `similarity` of each
+    """The ranked units re-scored by their lexical score and by the latent `similarity` of each
     sentence and of its fragment to the question (`semantic.LatentSpace.similarity`, fitted on
-    these units), each standardised per question, the similarities weighted qspace_semantic_weight."""
+    these units), each standardised per question, the similarities weighted qspace_semantic_weight;
+    in the ranking's order still (`_introduced` ranks them again)."""
     meaning = _standardised("similarity") + FRAGMENT_MEANING * _standardised("fragment_similarity")
     return (
-        units.join(similarity, on=["query_id", "chunk"], how="left")
+        units.join(similarity, on=["query_id", "chunk"], how="left", maintain_order="left")
         .with_columns((_standardised("score") + p.qspace_semantic_weight * meaning).alias("score"))
         .drop("similarity", "fragment_similarity")
-        .pipe(_best_first)
     )
 
 

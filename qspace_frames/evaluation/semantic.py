@@ -53,7 +53,8 @@ class LatentSpace:
         u = units.select("chunk", "fragment_id", "char_start", "text").unique("chunk").sort("chunk")
         u = u.with_columns(_terms(u, "text").alias("_terms")).with_row_index("_v")
         g = u.sort("fragment_id", "char_start", "chunk").group_by("fragment_id", maintain_order=True).agg(pl.col("_terms").str.join(" "))
-        fit = g["_terms"].gather_every(max(-(-g.height // MAX_FIT_FRAGMENTS), 1))
+        stride = max(-(-g.height // MAX_FIT_FRAGMENTS), 1)
+        fit = g["_terms"].gather_every(stride)
         tokens = _tokens(fit)
         df = tokens.unique().group_by("term").len("df").filter(pl.col("df") >= MIN_DOCUMENT_FREQUENCY)
         # smoothed idf, as scikit-learn's TfidfVectorizer computes it
@@ -69,8 +70,8 @@ class LatentSpace:
             start = np.random.default_rng(0).uniform(-1, 1, min(matrix.shape))
             space.components = svds(matrix, k=k, v0=start)[2]
         space.unit_vectors = space._project(u["_terms"])
-        # every fragment was fitted on (no stride): their TF-IDF rows are the fitted matrix's
-        space.group_vectors = space._projected(matrix) if fit.len() == g.height else space._project(g["_terms"])
+        # every fragment was fitted on: their TF-IDF rows are the fitted matrix's
+        space.group_vectors = space._projected(matrix) if stride == 1 else space._project(g["_terms"])
         return space
 
     def _tfidf(self, tokens: pl.DataFrame, n: int):
