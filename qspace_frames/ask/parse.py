@@ -617,6 +617,21 @@ CLAUSE_JOINS = (
 )
 
 
+def _clauses(m: pl.Expr) -> pl.Expr:
+    """The clauses of a masked question (`_mask`), cut where a join starts a new question; after a
+    comma, "and" or "but" before an auxiliary starts one whatever its subject ("..., and should
+    .packlist files be shipped?")."""
+    return (
+        m.str.replace_all(rf"(?i)\?\s*(?:and\s+)?(?:then\s+)?({CLAUSE_START})", f"?{CUT_MARK}$1")
+        .str.replace_all(rf"(?i)\s*{CLAUSE_JOINS}({CLAUSE_START})", f"{CUT_MARK}$1")
+        .str.replace_all(rf"(?i),\s+(?:and|but)\s+({AUX}\s+[^\s,?])", f"{CUT_MARK}$1")
+        .str.replace_all(r"(?i)\s*;\s*", CUT_MARK)
+        .str.split(CUT_MARK)
+        .list.eval(pl.element().str.strip_chars())
+        .list.eval(pl.element().filter(pl.element() != ""))
+    )
+
+
 def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     """decomposition_pattern, sub_questions and condition for every row.
 
@@ -638,26 +653,18 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
         & (lead.struct.field("3").str.strip_chars() != "")
     )
     trail_main = trail.struct.field("1")
+    cut = _clauses(pl.col("_m"))
     trail_ok = (
         trail_main.is_not_null()
+        # "What is the protocol version, and what does VERSION return if mine is too low?": the
+        # condition is the last part's, not the whole question's
+        & (cut.list.len() < 2)
         & ~trail_main.str.contains(r"(?i)\b(?:and|or|but|then|check|tell me|ask|know|see|determine|verify|find out|wonder|whether)$")
         & (trail_main.str.count_matches(r"\S+") >= 2)
         & trail_main.str.contains(rf"(?i)^\W*(?:{WH}|{AUX}|{IMPERATIVE}|what|wer|qui)\b")
         & ~trail.struct.field("3").str.contains(aux_start)
     )
     cond_word = lambda c: pl.when(c.str.to_lowercase() == "unless").then(pl.lit("unless ")).otherwise(pl.lit(""))  # noqa: E731
-    cut = (
-        pl.col("_m")
-        .str.replace_all(rf"(?i)\?\s*(?:and\s+)?(?:then\s+)?({CLAUSE_START})", f"?{CUT_MARK}$1")
-        .str.replace_all(
-            rf"(?i)\s*{CLAUSE_JOINS}({CLAUSE_START})",
-            f"{CUT_MARK}$1",
-        )
-        .str.replace_all(r"(?i)\s*;\s*", CUT_MARK)
-        .str.split(CUT_MARK)
-        .list.eval(pl.element().str.strip_chars())
-        .list.eval(pl.element().filter(pl.element() != ""))
-    )
     f = flagged.with_columns(
         lead_ok.alias("_lead"),
         trail_ok.alias("_trail"),
