@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, to_json
+from qspace_frames.ask.sequence import inline_items
 from qspace_frames.corpus.pages import document_text
 from qspace_frames.pipeline import Workbench
 
@@ -252,6 +253,56 @@ def test_steps_are_read_from_the_list_in_document_order(tmp_path, root):
     for r, start in zip(got.iter_rows(named=True), starts):
         assert r["status"] == "answered" and r["quote"].startswith(start), (r["question"], r["quote"])
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+
+
+JOINT_VENTURE = (
+    "JOINT VENTURE AGREEMENT between Northwind Labs Inc. and Southfield Research S.r.l.\n\n"
+    "5. Committees. The Steering Committee shall appoint a Technical Committee within 30 days of signature. "
+    "Northwind Labs and Southfield Research each name one member of it.\n\n"
+    "The tasks assigned to the Technical Committee are to: a. propose new projects to the Steering Committee; "
+    "b. define the guidelines for each project; c. check the progress of the clinical programmes at least quarterly; "
+    "d. report every six months to the Steering Committee on the results achieved.\n\n"
+    "6. Termination. This Agreement may be terminated by Northwind Labs for cause upon any of the following events: "
+    "(i) if Southfield Research ceases to do business; (ii) if Southfield Research breaches this Agreement and fails "
+    "to cure the breach within fifteen (15) days of notice; or (iii) if Southfield Research becomes insolvent.   b.\n"
+)
+
+
+def test_the_nth_item_of_a_list_written_inside_one_sentence_is_quoted_alone(tmp_path, root):
+    """A list enumerated inside one sentence ("a. ...; b. ...", "(i) ...; (ii) ...") is answered
+    by the item at the position asked, without its marker and separator, offsets exact."""
+    wb = _small_corpus(tmp_path, root, {"Northwind_Labs-Southfield_Research-Joint_Venture_Agreement.txt": JOINT_VENTURE})
+    got = wb.ask(
+        [
+            "In the Northwind Labs joint venture with Southfield Research, what is the fourth task assigned to the Technical Committee?",
+            "What is the second event that lets Northwind Labs terminate the agreement for cause?",
+            "What is the last event that lets Northwind Labs terminate for cause?",
+        ]
+    )
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    want = [
+        "report every six months to the Steering Committee on the results achieved",
+        "if Southfield Research breaches this Agreement and fails to cure the breach within fifteen (15) days of notice",
+        "if Southfield Research becomes insolvent",
+    ]
+    for r, quote in zip(got.iter_rows(named=True), want):
+        assert r["status"] == "answered" and r["quote"] == quote, (r["question"], r["quote"])
+        assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+
+
+@pytest.mark.parametrize(
+    "text, items",
+    [
+        ("Pay (1) the fee, (2) the tax and (3) the deposit.", ["the fee", "the tax", "the deposit"]),
+        ("See e.g. the note in (b) below.", []),  # no run counting up from 1
+        (
+            "Less: (a) fees; (b) taxes; (c) freight; (d) duties; (e) levies; (f) rebates; (g) credits; (h) insurance; (i) others.",
+            ["fees", "taxes", "freight", "duties", "levies", "rebates", "credits", "insurance", "others"],  # (i) is the ninth
+        ),
+    ],
+)
+def test_an_inline_enumeration_is_told_by_markers_counting_up_from_one(text, items):
+    assert [text[s:e] for s, e in inline_items(text)] == items
 
 
 NOTICES = """SUPPLY AGREEMENT

@@ -849,6 +849,9 @@ POSITION = (
     rf"(?i)\b({'|'.join([*ORDINALS, *LAST])}|\d{{1,2}}(?:st|nd|rd|th))\s+(?:[\w-]+\s+){{0,2}}?{SEQUENCE_NOUN}\b"
     r"|(?i)\bstep\s+(?:number\s+)?(\d{1,2})\b"
 )
+# the position alone, without the noun it counts ("the fourth task" -> "the task", "step 4" -> "step"):
+# what the list's anchor is searched without (no sentence of the list says "fourth")
+ORDINAL = rf"(?i)\b(?:{'|'.join([*ORDINALS, *LAST])}|\d{{1,2}}(?:st|nd|rd|th))\b|(?i)(\bstep)\s+(?:number\s+)?\d{{1,2}}\b"
 # "what comes (right) after X?", "what do I do after X?", "once X, what happens next?"
 AFTER = (
     r"(?i)\b(?:comes?|happens?|follows?|(?:do|should|must|shall)\s+(?:i|you|we|they)\s+do|is\s+done|is\s+next)\b[^?]*?"

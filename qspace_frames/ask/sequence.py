@@ -12,6 +12,8 @@ words (a bare marker or a record's keys is no item).
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 MIN_WORDS = 4  # letter-words a unit needs to be an item ("2." or "[8].id = VON-009" are not)
@@ -105,9 +107,71 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     return found.sort("query_id", "_by", "char_start").group_by("query_id", maintain_order=True).first().drop("_by")
 
 
+# An enumeration inside one sentence ("... are to: a. propose ...; b. define ...; c. check ...",
+# "(i) Service Fees, (ii) commissions ..."): its markers, one style per regex, with the value each
+# marker stands for. A run of one style counting up from 1 is the list (a lone "(b)" or "e.g." is not).
+_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv")
+INLINE_MARKERS = (
+    (r"\((" + "|".join(sorted(_ROMAN, key=len, reverse=True)) + r")\)", lambda m: _ROMAN.index(m) + 1),
+    (r"\(([a-z])\)", lambda m: ord(m) - ord("a") + 1),
+    (r"\((\d{1,2})\)", int),
+    (r"(?:^|(?<=[\s;:,]))([a-z])[.)]\s", lambda m: ord(m) - ord("a") + 1),
+    (r"(?:^|(?<=[\s;:,]))(\d{1,2})[.)]\s", int),
+)
+# what ends an item before the next marker: its separator and a dangling "and"/"or"
+ITEM_TAIL = re.compile(r"(?:[\s;,]+(?:and|or|and/or)?)+$|\s{2,}\S{1,4}$")
+
+
+def inline_items(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets in `text` of the items of its longest inline enumeration counting
+    up from 1 (two items at least), each item without its marker and trailing separator; [] when
+    it holds none."""
+    best: list[tuple[int, int]] = []  # (marker start, text start) of each item
+    for pattern, value in INLINE_MARKERS:
+        chain: list[tuple[int, int]] = []
+        for m in re.finditer(pattern, text):
+            v = value(m.group(1))
+            if v == len(chain) + 1:
+                chain.append((m.start(), m.end()))
+        if len(chain) >= 2 and len(chain) > len(best):
+            best = chain
+    spans = []
+    for k, (_, start) in enumerate(best):
+        end = best[k + 1][0] if k + 1 < len(best) else len(text)
+        item = ITEM_TAIL.sub("", text[start:end].rstrip())
+        item = item.rstrip(" .;,")
+        start += len(item) - len(item.lstrip())
+        spans.append((start, start + len(item.strip())))
+    return spans
+
+
+def read_inline(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, unit columns, _qs, _quote) for each anchor (query_id, doc_id, char_start,
+    sequence_position) whose own sentence enumerates its items inline, as many as the position
+    asks: the item at that position (-1: the last), quoted without its marker, offsets exact."""
+    a = anchors.filter(pl.col("sequence_position").is_not_null()).join(units, on=["doc_id", "char_start"])
+    picked = []  # (row, item start, item end)
+    for i, (text, n) in enumerate(a.select("text", "sequence_position").iter_rows()):
+        spans = inline_items(text)
+        if spans and (n == -1 or 1 <= n <= len(spans)):
+            picked.append((i, *spans[n - 1 if n > 0 else -1]))
+    at = pl.DataFrame(picked, schema={"_i": pl.Int64, "_s": pl.Int64, "_e": pl.Int64}, orient="row")
+    return (
+        a.with_row_index("_i")
+        .with_columns(pl.col("_i").cast(pl.Int64))
+        .join(at, on="_i")
+        .select(
+            "query_id",
+            *units.columns,
+            (pl.col("char_start") + pl.col("_s")).alias("_qs"),
+            pl.col("text").str.slice(pl.col("_s"), pl.col("_e") - pl.col("_s")).alias("_quote"),
+        )
+    )
+
+
 def _span(firsts: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
     """The first and last item (`{name}_first`, `{name}_last`) of each group of item starts."""
     return firsts.group_by(keys).agg(pl.col("_item").min().alias(f"{name}_first"), pl.col("_item").max().alias(f"{name}_last"))
 
 
-__all__ = ["items", "read_in_order"]
+__all__ = ["inline_items", "items", "read_inline", "read_in_order"]
