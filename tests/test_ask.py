@@ -595,6 +595,21 @@ def test_a_question_about_a_period_prefers_the_text_of_that_period(tmp_path, roo
     assert got["document"].to_list() == ["budget_fy2027.md", "budget_fy2025.md"]
 
 
+def test_a_question_about_a_quarter_is_answered_only_by_a_sentence_of_that_quarter(tmp_path, root):
+    """A quarterly report states its quarter in its name; a sentence about another quarter, or one
+    stating none (a metric's definition), does not answer a question about a quarter: the Q1
+    question is declined, not answered with Q2's revenue."""
+    files = {
+        "quarterly_report_q2_2025.md": "# Quarterly report Q2 2025\n\nRevenue reached $48.6 million in Q2 2025.\n\n"
+        "Customer churn was 3.1% (Q1 2025: 3.6%).\n",
+        "metrics.md": "# Metric catalogue\n\nRevenue is the amount recognised in the period under the revenue recognition policy.\n",
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    got = wb.ask(["What was revenue in Q2 2025?", "What was customer churn in Q1 2025?", "What was revenue in Q1 2025?"])
+    assert got["quote"].to_list()[:2] == ["Revenue reached $48.6 million in Q2 2025.", "Customer churn was 3.1% (Q1 2025: 3.6%)."]
+    assert got["status"][2] == "no_answer", got["quote"][2]
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a

@@ -22,8 +22,20 @@ from ..evaluation.qspace import selected_leaves
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
-from .parse import ORDINAL, parse_questions, valid_text
-from .rules import BUT, DENIAL, MODAL, NAMES, NOT_DENIAL, NOT_REQUIRED, PERMISSION_QUESTION, PRONOUNS, YES_NO_AFTER_CLAUSE, YES_NO_QUESTION
+from .parse import ORDINAL, _dx_bounds, parse_questions, valid_text
+from .rules import (
+    BUT,
+    DENIAL,
+    MODAL,
+    NAMES,
+    NOT_DENIAL,
+    NOT_REQUIRED,
+    PERMISSION_QUESTION,
+    PRONOUNS,
+    SUB_YEAR,
+    YES_NO_AFTER_CLAUSE,
+    YES_NO_QUESTION,
+)
 from .sequence import read_in_order, read_inline
 from .spelling import corrected
 
@@ -150,8 +162,17 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
         .group_by("id")
         .agg(pl.col("_covered"))
     )
-    kw = kw.join(phrases, on="id", how="left").filter(
-        (pl.col("source") != "question") | ~pl.col("text").str.to_lowercase().is_in(pl.col("_covered").fill_null([]))
+    # the words of a quarter, half or month the question names ("in Q1 2025") are its period, which
+    # `_off_period` enforces: a sentence does not answer it by naming that period
+    period = parsed.select(
+        "id",
+        pl.col("question").str.extract_all(SUB_YEAR).list.join(" ").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("_period"),
+    )
+    kw = (
+        kw.join(phrases, on="id", how="left")
+        .join(period, on="id", how="left")
+        .filter((pl.col("source") != "question") | ~pl.col("text").str.to_lowercase().is_in(pl.col("_covered").fill_null([])))
+        .filter(~pl.col("text").str.to_lowercase().is_in(pl.col("_period")))
     )
     grouped = (
         kw.with_columns(
@@ -720,9 +741,36 @@ def distinct_texts(ranked: pl.DataFrame) -> pl.DataFrame:
 
 def _ranked(parsed: pl.DataFrame, units, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams, depth: int) -> pl.DataFrame:
     """The first `depth` distinct candidates of each question, best first (`distinct_texts`), taken
-    from its first `depth` x SAME_TEXT (the pruned ranking can hold many more, all below them)."""
+    from its first `depth` x SAME_TEXT (the pruned ranking can hold many more, all below them),
+    but those missing the question's quarter, half or month (`_off_period`)."""
     ranked = rank_candidates(parsed, units, leaves, p, dictionary=dictionary, top=depth)
-    return distinct_texts(ranked.filter(pl.col("_rank") < depth * SAME_TEXT)).filter(pl.col("_rank") < depth)
+    ranked = distinct_texts(ranked.filter(pl.col("_rank") < depth * SAME_TEXT))
+    off = _off_period(ranked, parsed)
+    if off.any():
+        ranked = ranked.filter(~off).with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
+    return ranked.filter(pl.col("_rank") < depth)
+
+
+def _off_period(ranked: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
+    """Whether each candidate misses its question's quarter, half or month (rules.SUB_YEAR, "in
+    Q1 2025"): it states none that meets it, in its text, headings or document name. "Revenue
+    reached $48.6 million in Q2 2025" does not answer "What was revenue in Q1 2025?", nor does a
+    sentence of quarterly_performance_q2_2025.pdf or a metric's definition, which state no period
+    of it. A question naming no such period keeps every candidate."""
+    scoped = parsed.filter(pl.col("question").str.contains(SUB_YEAR))
+    rows = (
+        ranked.select("query_id", SEARCH.alias("text"))
+        .with_row_index("_i")
+        .join(scoped.select(pl.col("id").alias("query_id"), "scope_date_from", "scope_date_to"), on="query_id")
+    )
+    stated = rows.select("_i", "scope_date_from", "scope_date_to", pl.col("text").str.extract_all(SUB_YEAR).alias("dx")).explode("dx")
+    stated = _dx_bounds(stated.drop_nulls("dx"))
+    meets = (pl.col("start") <= pl.col("scope_date_to").fill_null(pl.col("start"))) & (
+        pl.col("end") >= pl.col("scope_date_from").fill_null(pl.col("end"))
+    )
+    kept = stated.filter(meets)["_i"].unique()
+    off = rows.filter(~pl.col("_i").is_in(kept.implode()))["_i"]
+    return pl.Series(pl.int_range(ranked.height, eager=True).is_in(off.implode()), dtype=pl.Boolean)
 
 
 def _covered(parsed: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:

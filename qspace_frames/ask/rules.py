@@ -174,6 +174,9 @@ DX_PARTS = (
     r"|(?P<m3>[a-z]+)\.?\s+(?P<y3>\d{4})"
     r"|(?P<y4>\d{4}))$"
 )
+# the periods within a year a sentence may state ("in Q2 2025", "2025 Q2", "H1 2025", "March 2026"):
+# what tells a sentence about another quarter or month than the question's apart
+SUB_YEAR = rf"(?i)\b(?:q[1-4]\s*(?:of\s+)?(?:fy\s?)?'?{_YEAR}|{_YEAR}\s*q[1-4]|h[12]\s*{_YEAR}|{MONTH}\.?\s+{_YEAR})\b"
 MONTH_NUMBER = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
 # scope operators: a range, an open start, an open end, or the period itself
 DATE_RANGE = rf"(?i)\b(?:between|from)\s+(?:the\s+)?({DX})\s+(?:and|to|until|till|through|thru|-|–)\s+(?:the\s+)?({DX})"
