@@ -610,6 +610,21 @@ def test_a_question_about_a_quarter_is_answered_only_by_a_sentence_of_that_quart
     assert got["status"][2] == "no_answer", got["quote"][2]
 
 
+def test_a_sentence_standing_out_answers_a_question_for_a_value_only_when_it_shows_one(tmp_path, root):
+    """'How much does a licence cost?' is not answered by the one sentence naming the product, however
+    far it stands out, when it states no amount; 'how much notice' asks for a duration."""
+    files = {
+        "colophon.md": "# Colophon\n\nProduced with a trial version of Annotex Studio - www.annotex.example\n",
+        "services.md": "# Services agreement\n\nEither party may terminate this agreement for any reason upon 30 days' written notice.\n",
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    got = wb.ask(
+        ["How much does a full licence of Annotex Studio cost?", "How much notice must a party give to terminate the services agreement?"]
+    )
+    assert got["status"][0] == "no_answer", got["quote"][0]
+    assert got["answer_type"][1] == "duration" and "upon 30 days' written notice" in got["quote"][1]
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a
