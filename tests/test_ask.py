@@ -625,6 +625,19 @@ def test_a_sentence_standing_out_answers_a_question_for_a_value_only_when_it_sho
     assert got["answer_type"][1] == "duration" and "upon 30 days' written notice" in got["quote"][1]
 
 
+def test_a_word_of_a_concept_the_question_names_is_not_asked_for_again(tmp_path, root):
+    """ "fly" is a form of "flying", a word of the travel concept the question's "trip" names: the
+    concept stands for it, so "First class air travel is prohibited." holds enough of the question."""
+    travel = (
+        "# Travel policy\n\nEconomy class is the standard for domestic and international flights.\n\n"
+        "First class air travel is prohibited.\n\nTravellers book trips through the travel desk.\n\n"
+        "Long-haul flights over six hours may be booked in premium economy.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"travel_policy.md": travel})
+    got = wb.ask(["May I fly first class on a long international trip?"])
+    assert got["quote"][0] == "First class air travel is prohibited." and got["verdict"][0] == "no", got.row(0, named=True)
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a

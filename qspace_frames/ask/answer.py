@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ..affordances.sentences import all_sentences
-from ..evaluation.bm25 import Bm25Counts, query_terms, term_counts
+from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS
 from ..evaluation.qspace import selected_leaves
@@ -153,12 +153,16 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
     """(id, _groups): one list of variants per dictionary concept, one singleton per other keyword.
 
     A word of the question that is part of a dictionary phrase it contains ("new" and "hire" of
-    "new hire") is not a group of its own: the concept stands for it."""
+    "new hire"), or one of the concept's words in another form ("fly" of a question whose "trip"
+    named travel, of which "flying" is a word), is not a group of its own: the concept stands for it."""
     kw = _question_keywords(parsed)
+    concept = pl.col("source") == "expert_dictionary"
     phrases = (
-        kw.filter((pl.col("source") == "expert_dictionary") & pl.col("in_question"))
+        kw.filter(concept & (pl.col("in_question") | ~pl.col("text").str.contains(r"\s")))
         .select("id", pl.col("text").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("_covered"))
         .explode("_covered")
+        .filter(pl.col("_covered").is_not_null())
+        .with_columns(stem_expr(pl.col("_covered")))
         .group_by("id")
         .agg(pl.col("_covered"))
     )
@@ -171,7 +175,7 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
     kw = (
         kw.join(phrases, on="id", how="left")
         .join(period, on="id", how="left")
-        .filter((pl.col("source") != "question") | ~pl.col("text").str.to_lowercase().is_in(pl.col("_covered").fill_null([])))
+        .filter((pl.col("source") != "question") | ~stem_expr(pl.col("text").str.to_lowercase()).is_in(pl.col("_covered").fill_null([])))
         .filter(~pl.col("text").str.to_lowercase().is_in(pl.col("_period")))
     )
     grouped = (
