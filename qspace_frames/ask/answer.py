@@ -976,7 +976,31 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti").filter(~SHOWN)
     if rest.height:
         best = pl.concat([best, _standing_out(rest, ranked, dictionary).select(CHOSEN)])
-    return _answers(parsed, best)
+    return _answers(parsed, _introduced(best, parsed, units))
+
+
+LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")
+
+
+def _introduced(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """The chosen answers (CHOSEN), each label chosen for a question of free text replaced by the
+    sentence after it in its document, which the label introduces: "What does the rw-build-tree
+    restriction mean?" is answered by "The test(s) needs write access to the built source tree",
+    not by its label "- **rw-build-tree**" that holds the question's words."""
+    free = parsed.filter(pl.col("answer_type") == "text").select(pl.col("id").alias("query_id"))
+    labels = best.join(free, on="query_id", how="semi").filter(pl.col("_quote").str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS)
+    if labels.is_empty():
+        return best
+    after = (
+        labels.select("query_id", "doc_id", "_qe", "score")
+        .join(units.join(labels.select("doc_id").unique(), on="doc_id", how="semi"), on="doc_id")
+        .filter(pl.col("char_start") >= pl.col("_qe"))
+        .sort("query_id", "char_start")
+        .group_by("query_id", maintain_order=True)
+        .first()
+    )
+    nxt = _quoted_whole(after).select(CHOSEN)
+    return pl.concat([best.join(nxt, on="query_id", how="anti"), nxt]).sort("query_id")
 
 
 # A first candidate that holds most of the question's words and scores well above the second is the
