@@ -639,18 +639,21 @@ def test_a_word_of_a_concept_the_question_names_is_not_asked_for_again(tmp_path,
 
 
 def test_a_label_chosen_as_the_answer_gives_way_to_the_text_it_introduces(tmp_path, root):
-    """A run-in label holding the question's words ("- **rw-build-tree**") is not the answer to what
-    it means: the sentence after it is, quoted whole with exact offsets."""
+    """A run-in label holding the question's words ("- **rw-build-tree**"), or a heading asking the
+    question, is not the answer: the sentence after it is, quoted whole with exact offsets."""
     restrictions = (
         "# Test restrictions\n\nThe restrictions of a test are declared in its stanza.\n\n"
         "- **rw-build-tree**\n\n  The test needs write access to the built source tree, so it may need to be copied first.\n\n"
         "- **needs-root**\n\n  The test script must be run as root.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"restrictions.md": restrictions})
-    got = wb.ask(["What does the rw-build-tree restriction mean?"]).row(0, named=True)
-    assert got["quote"].startswith("The test needs write access to the built source tree"), got
+    faq = "Privacy FAQ\n\nHow do we secure your personal information?\n\nIt is stored encrypted on servers in our own data centre.\n"
+    wb = _small_corpus(tmp_path, root, {"restrictions.md": restrictions, "faq.txt": faq})
+    got = wb.ask(["What does the rw-build-tree restriction mean?", "How do they secure my personal information?"])
     docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
-    assert docs[got["doc_id"]][got["char_start"] : got["char_end"]] == got["quote"]
+    starts = ["The test needs write access to the built source tree", "It is stored encrypted"]
+    for r, start in zip(got.iter_rows(named=True), starts):
+        assert r["status"] == "answered" and r["quote"].startswith(start), r
+        assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
 
 
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):

@@ -976,19 +976,21 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti").filter(~SHOWN)
     if rest.height:
         best = pl.concat([best, _standing_out(rest, ranked, dictionary).select(CHOSEN)])
-    return _answers(parsed, _introduced(best, parsed, units))
+    return _answers(parsed, _past_labels(best, parsed, units))
 
 
 LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")
+# a label: that short, or a heading asking a question ("How Do We Secure Your Personal Information?")
+LABEL = (pl.col("_quote").str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS) | pl.col("_quote").str.contains(r"\?\W*$")
 
 
-def _introduced(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
-    """The chosen answers (CHOSEN), each label chosen for a question of free text replaced by the
+def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """The chosen answers (CHOSEN), each LABEL chosen for a question of free text replaced by the
     sentence after it in its document, which the label introduces: "What does the rw-build-tree
     restriction mean?" is answered by "The test(s) needs write access to the built source tree",
     not by its label "- **rw-build-tree**" that holds the question's words."""
     free = parsed.filter(pl.col("answer_type") == "text").select(pl.col("id").alias("query_id"))
-    labels = best.join(free, on="query_id", how="semi").filter(pl.col("_quote").str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS)
+    labels = best.join(free, on="query_id", how="semi").filter(LABEL)
     if labels.is_empty():
         return best
     after = (
