@@ -656,6 +656,28 @@ def test_a_label_chosen_as_the_answer_gives_way_to_the_text_it_introduces(tmp_pa
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
 
 
+def test_a_postal_address_asked_for_is_the_line_showing_one_in_the_document_named(tmp_path, root):
+    """ "Where do I send the letter?" asks for a postal address: the line showing one, not the phone
+    number beside it; a possessive name ("Bolt Media's") scopes to the document naming it, whose
+    want of an address declines the question rather than taking another site's."""
+    acme = (
+        "# Acme Health privacy notice\n\nTo revoke an authorization by phone, call our Privacy Officer at 716-555-0199.\n\n"
+        "To revoke a written authorization, write to the Acme Health Privacy Officer, 726 Exchange Street Suite 200, "
+        "Buffalo, NY 14210.\n"
+    )
+    bolt = "# Bolt Media privacy policy\n\nBolt Media answers privacy questions at privacy@boltmedia.example.\n"
+    wb = _small_corpus(tmp_path, root, {"acme.md": acme, "bolt.md": bolt})
+    got = wb.ask(
+        [
+            "I signed a written authorization at Acme Health and want to cancel it - where do I send the letter?",
+            "What is Bolt Media's mailing address for privacy questions?",
+        ]
+    )
+    assert got["answer_type"].to_list() == ["address", "address"]
+    assert "726 Exchange Street Suite 200" in got["quote"][0], got["quote"][0]
+    assert got["status"][1] == "no_answer", got["quote"][1]
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a

@@ -495,8 +495,9 @@ NAME_WEIGHT = 0.5
 
 
 def _name_list(text: pl.Expr = pl.col("question")) -> pl.Expr:
-    """The capitalised words of a question after its first (rules.NAMES)."""
-    return text.str.replace(r"^\W*\w+", "").str.extract_all(NAMES)
+    """The capitalised words of a question after its first (rules.NAMES), a possessive's "'s"
+    left out ("Ticketmaster's mailing address": the documents say "Ticketmaster")."""
+    return text.str.replace(r"^\W*\w+", "").str.replace_all(r"(\w)['’]s\b", "$1").str.extract_all(NAMES)
 
 
 def _names() -> pl.Expr:
@@ -825,10 +826,10 @@ def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataF
 
 # what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
 CHOSEN = ["query_id", "document", "page", "heading_path", "_qs", "_qe", "doc_id", "fragment_id", "_quote", "_value", "score"]
-CONTACT_TYPES = ("email", "phone", "url", "contact")  # answer types whose value the text shows unmistakably
+CONTACT_TYPES = ("email", "phone", "url", "address", "contact")  # answer types whose value the text shows unmistakably
 # an address, number or IBAN asked for ("What is the fax number of X?", not "Who can I call?") is
 # answered only by a line showing one
-SHOWN = pl.col("answer_type").is_in(["email", "phone", "iban"]) & ~pl.col("question").str.contains(r"(?i)^\W*who\b")
+SHOWN = pl.col("answer_type").is_in(["email", "phone", "iban", "address"]) & ~pl.col("question").str.contains(r"(?i)^\W*who\b")
 # the party a contact question is addressed to ("notices to Oaktree Capital Management", "the fax
 # number for Chang Chen-Bin Architects", "who do I email at Spok Holdings"): a notices clause gives
 # every party's address, and the answer is the one under this party's name (first two words of it)

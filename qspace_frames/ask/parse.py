@@ -557,6 +557,14 @@ def _intents() -> pl.Expr:
     return pl.concat_list(fired).list.drop_nulls().list.unique(maintain_order=True)
 
 
+# the asker's own data a question is about, not what it asks for ("Can they sell my postal address?",
+# "Do you share my e-mail address?"): no cue of an answer type
+OWN_DATA = (
+    r"(?i)\b(?:my|our|their|his|her)\s+(?:\w+\s+)?(?:e-?mail|postal|mailing|home|street|billing|shipping|phone|telephone|mobile|"
+    r"bank|account|credit card|card)(?:\s+(?:address|number|details|account))?\b"
+)
+
+
 def _answer_type(d: Dictionary, col: str) -> pl.Expr:
     """The type whose question cue matches earliest in the (main) question; at the same place the
     longer cue wins ("budget deadline" is a date, "budget" an amount), then the lower priority
@@ -953,6 +961,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     )
     f = f.with_columns(
         main.alias("_main"),
+        main.str.replace_all(OWN_DATA, " ").alias("_asked"),
         has_topic.alias("_has_topic"),
         _intents().alias("intents"),
         _first_rule(SHAPE_RULES).fill_null("single").alias("answer_shape"),
@@ -965,7 +974,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     f = f.with_columns(
         position.alias("sequence_position"),
         after.alias("sequence_after"),
-        _answer_type(d, "_main").alias("answer_type"),
+        _answer_type(d, "_asked").alias("answer_type"),
         reason.alias("ambiguity_reason"),
         clarification.alias("suggested_clarification"),
         pl.col("condition").alias("scope_condition"),
