@@ -678,6 +678,30 @@ def test_a_postal_address_asked_for_is_the_line_showing_one_in_the_document_name
     assert got["status"][1] == "no_answer", got["quote"][1]
 
 
+def test_the_nth_step_of_a_procedure_that_numbers_its_steps_is_the_step_labelled_so(tmp_path, root):
+    """A procedure kept as JSON records, its title outside the list of steps: the second and the
+    final step are the records labelled "Step 2" and the last "Step N"."""
+    import json
+
+    steps = [
+        "Step 1: The employee books a slot with the IT help desk.",
+        "Step 2: The IT help desk wipes the device and records its serial number.",
+        "Step 3: Asset Management closes the asset record in the inventory system.",
+    ]
+    procedure = {
+        "document_id": "SOP-IT-014",
+        "title": "Laptop return procedure",
+        "version": "2.0",
+        "owner": "IT operations owns this procedure.",
+        "scope": "This procedure applies to every employee who leaves the company or replaces a device.",
+        "steps": [{"step": i + 1, "text": t} for i, t in enumerate(steps)],
+    }
+    wb = _small_corpus(tmp_path, root, {"it_sop_014.json": json.dumps(procedure, indent=2)})
+    got = wb.ask(["What is the second step of the laptop return procedure?", "What is the final step of the laptop return procedure?"])
+    for r, want in zip(got.iter_rows(named=True), steps[1:]):
+        assert r["status"] == "answered" and want in r["quote"], (r["question"], r["quote"])
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a

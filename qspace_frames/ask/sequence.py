@@ -57,7 +57,8 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     only when the anchor leads a list in or is an item of one (prose is answered as prose), the
     Nth item of that list: of the run of items showing they are items (a list marker, a list
     item, a "Step N" label), else of the anchor's section (its heading path). When the anchor is
-    labelled "Step M", the unit labelled "Step M+1" or "Step N" comes first."""
+    labelled "Step M", the unit labelled "Step M+1" or "Step N" comes first; an anchor outside any
+    list in a document labelling its steps takes the unit labelled "Step N" (or the last label)."""
     it = items(units.join(anchors.select("doc_id").unique(), on="doc_id", how="semi"))
     # runs of consecutive items that show they are items, numbered per document
     firsts = (
@@ -67,6 +68,17 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     )
     a = anchors.join(
         it.select("doc_id", "char_start", "_item", "heading_path", "text", "kind", "_marker", "_step"), on=["doc_id", "char_start"]
+    )
+    # an anchor outside any list (a procedure's title) in a document numbering its steps ("Step 9: ..."):
+    # the Nth or last step is the unit labelled so
+    numbered = (
+        a.filter(pl.col("sequence_position").is_not_null() & ~(LEAD_IN | LISTED))
+        .select("query_id", "doc_id", "sequence_position")
+        .join(firsts.filter(pl.col("_step").is_not_null()), on="doc_id")
+        .filter(
+            (pl.col("_step") == pl.col("sequence_position"))
+            | ((pl.col("sequence_position") == -1) & (pl.col("_step") == pl.col("_step").max().over("query_id")))
+        )
     )
     a = a.filter(pl.col("sequence_after").is_not_null() | LEAD_IN | LISTED).with_columns(
         # the list a lead-in opens is the run of the item after it
@@ -102,7 +114,11 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     )
     cols = ["query_id", *units.columns]
     found = pl.concat(
-        [labelled.select(cols).with_columns(pl.lit(0).alias("_by")), by_item.select(cols).with_columns(pl.lit(1).alias("_by"))]
+        [
+            labelled.select(cols).with_columns(pl.lit(0).alias("_by")),
+            by_item.select(cols).with_columns(pl.lit(1).alias("_by")),
+            numbered.select(cols).with_columns(pl.lit(2).alias("_by")),
+        ]
     )
     return found.sort("query_id", "_by", "char_start").group_by("query_id", maintain_order=True).first().drop("_by")
 
