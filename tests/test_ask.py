@@ -137,6 +137,24 @@ def test_a_sentence_wrapped_over_lines_is_quoted_whole_with_exact_offsets(tmp_pa
     assert docs[got["doc_id"]][got["char_start"] : got["char_end"]] == got["quote"]
 
 
+def test_a_wrapped_sentence_of_a_long_paragraph_is_quoted_whole(tmp_path, root):
+    """A paragraph too long for one fragment is cut into sentence windows; their sentences are prose
+    all the same, quoted whole across the line breaks, not by the line showing the value."""
+    notices = (
+        "12. Notices. All notices under this Agreement shall be in writing and shall be deemed given when delivered\n"
+        "personally, one business day after being sent by a recognised overnight courier, or three business days\n"
+        "after being mailed by certified mail, return receipt requested, to the addresses the parties give below.\n"
+        "Notices to the Supplier shall be sent to its legal department at the address above, with a copy by e-mail to\n"
+        "legal@supplier.example, and notices to the Buyer shall be sent to its general counsel. Either party may\n"
+        "change its address for notices by giving notice of the change to the other party in the same manner.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"supply_agreement.txt": "SUPPLY AGREEMENT\n\n" + notices})
+    got = wb.ask(["What email address gets a copy of notices to the Supplier?"]).row(0, named=True)
+    assert "legal@supplier.example" in got["quote"] and got["quote"].startswith("Notices to the Supplier shall be sent"), got
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    assert docs[got["doc_id"]][got["char_start"] : got["char_end"]] == got["quote"]
+
+
 def _small_corpus(tmp_path, root, files: dict[str, str]) -> Workbench:
     corpus = tmp_path / "docs"
     corpus.mkdir()

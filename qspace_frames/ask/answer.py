@@ -882,7 +882,7 @@ def _showing(
         .group_by("query_id", maintain_order=True)
         .first()
     )
-    whole = pl.col("kind").is_in(PROSE_KINDS)
+    whole = PROSE
     return lines.with_columns(
         pl.when(whole).then(UNIT_QS).otherwise(LINE_QS), pl.when(whole).then(UNIT_QUOTE).otherwise(LINE_QUOTE)
     ).with_columns(QUOTE_END)
@@ -1092,9 +1092,7 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     # line and its value on the next)
     lines = _lines(
         cands,
-        pl.when(pl.col("kind").is_in(PROSE_KINDS))
-        .then(pl.concat_list(pl.col("text").str.replace_all(r"[ \t]*\n\s*", " ")))
-        .otherwise(pl.col("text").str.split("\n")),
+        pl.when(PROSE).then(pl.concat_list(pl.col("text").str.replace_all(r"[ \t]*\n\s*", " "))).otherwise(pl.col("text").str.split("\n")),
     )
     kw = pl.col("keywords").list.eval(
         pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3)
@@ -1117,7 +1115,7 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         LINE_QS,
         LINE_QUOTE,
     )
-    whole = pl.col("_confirmed") & pl.col("kind").is_in(PROSE_KINDS)
+    whole = pl.col("_confirmed") & PROSE
     return (
         ok.sort(["query_id", "_rank", "_ok", "_line_start", "_pat_i"], descending=[False, False, True, False, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
@@ -1141,6 +1139,11 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
 
 
 PROSE_KINDS = ("paragraph", "list_item")  # units quoted whole; the others (table rows, records) by the line that confirms
+# ... and the sentences of a long paragraph cut into windows, unless their lines are a record's
+# ("[13].kind = rule", "Row 3: ..."): a wrapped sentence of a contract is quoted whole, not by the line
+# holding the value
+RECORD_LINE = r"(?m)^\s*(?:[\w\[\].-]+\s=\s|Row \d+:)"
+PROSE = pl.col("kind").is_in(PROSE_KINDS) | ((pl.col("kind") == "sentence_window") & ~pl.col("text").str.contains(RECORD_LINE))
 
 
 def _indent(col: str) -> pl.Expr:
