@@ -720,6 +720,32 @@ def test_the_nth_step_of_a_procedure_that_numbers_its_steps_is_the_step_labelled
         assert r["status"] == "answered" and want in r["quote"], (r["question"], r["quote"])
 
 
+def test_the_answer_denies_when_the_question_does_and_states_the_condition_asked_for(tmp_path, root):
+    """Of sentences holding the question's words alike, a question that denies ("don't need to be
+    copied") is answered by one that denies, and one asking under what conditions by one stating a
+    condition ("only if ...")."""
+    copyright_rules = (
+        "# Copyright files\n\n"
+        "The copyright notices of files compiled into the package need to be copied into the copyright file.\n\n"
+        "The copyright notices of files used only to build the package need not be copied into the copyright file.\n\n"
+        "A documentation directory may be a symbolic link to another package's documentation directory as any directory may.\n\n"
+        "A documentation directory may be a symbolic link to another package's documentation directory only if both packages "
+        "come from the same source.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"copyright.md": copyright_rules})
+    got = wb.ask(
+        [
+            "Which files' copyright notices don't need to be copied into the copyright file?",
+            "Under what conditions may a documentation directory be a symbolic link to another package's documentation directory?",
+        ]
+    )
+    assert got["quote"].to_list() == [
+        "The copyright notices of files used only to build the package need not be copied into the copyright file.",
+        "A documentation directory may be a symbolic link to another package's documentation directory only if both packages "
+        "come from the same source.",
+    ]
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a

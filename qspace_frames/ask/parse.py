@@ -557,11 +557,13 @@ def _intents() -> pl.Expr:
     return pl.concat_list(fired).list.drop_nulls().list.unique(maintain_order=True)
 
 
-# the asker's own data a question is about, not what it asks for ("Can they sell my postal address?",
-# "Do you share my e-mail address?"): no cue of an answer type
-OWN_DATA = (
+# what a question is about, not what it asks for: the asker's own data ("Can they sell my postal
+# address?", "Do you share my e-mail address?") and a file system's links ("a symbolic link to ..."):
+# no cue of an answer type
+NOT_ASKED = (
     r"(?i)\b(?:my|our|their|his|her)\s+(?:\w+\s+)?(?:e-?mail|postal|mailing|home|street|billing|shipping|phone|telephone|mobile|"
     r"bank|account|credit card|card)(?:\s+(?:address|number|details|account))?\b"
+    r"|(?i)\b(?:symbolic|hard|soft)\s+links?\b"
 )
 
 
@@ -961,7 +963,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     )
     f = f.with_columns(
         main.alias("_main"),
-        main.str.replace_all(OWN_DATA, " ").alias("_asked"),
+        main.str.replace_all(NOT_ASKED, " ").alias("_asked"),
         has_topic.alias("_has_topic"),
         _intents().alias("intents"),
         _first_rule(SHAPE_RULES).fill_null("single").alias("answer_shape"),
