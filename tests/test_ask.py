@@ -746,6 +746,17 @@ def test_the_answer_denies_when_the_question_does_and_states_the_condition_asked
     ]
 
 
+def test_a_why_question_is_answered_by_the_sentence_giving_a_cause(tmp_path, root):
+    """Two sentences name the metric and its quarter; the one saying what drove it answers "why"."""
+    report = (
+        "# Quarterly report Q2 2025\n\nDays sales outstanding: 47 days in Q2 2025 (target: 45 days).\n\n"
+        "Days sales outstanding rose in Q2 2025, driven by two public sector customers with long payment cycles.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"report_q2_2025.md": report})
+    got = wb.ask(["Why did days sales outstanding go up in Q2 2025?"]).row(0, named=True)
+    assert "driven by two public sector customers" in (got["quote"] or ""), got
+
+
 def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path, root):
     """'..., and how can I contact them?': 'them' is the approver the first part found, so the
     second part is asked as 'How can I contact Chief Financial Officer?'. '..., and if so ...' is a

@@ -1047,16 +1047,20 @@ CONDITION_QUESTION = (
     r"(?i)\bunder what (?:conditions?|circumstances?)\b|\bin what (?:cases?|circumstances?)\b|\bwhat happens if\b|\bwhen (?:can|may)\b"
 )
 CONDITION = r"(?i)\b(?:if|unless|only when|provided that|except|where|in the event)\b"
+# ... and one asking why by a sentence giving a cause
+WHY_QUESTION = r"(?i)^\W*why\b|\bwhat (?:drove|caused|explains)\b|\bfor what reason\b|\bhow come\b"
+CAUSE = r"(?i)\b(?:because|due to|driven by|caused by|as a result of|owing to|reflect(?:s|ed|ing)?|thanks to|led to|result(?:s|ed)? from)\b"
 
 
 def _fits() -> pl.Expr:
     """Whether a candidate (text) fits its question (_question) beyond its words: it denies when the
     question does ("Which files don't need to be copied?": "... need not be included", not "... must
-    all be included"), and it states a condition when the question asks for one."""
+    all be included"), it states a condition when the question asks for one, a cause when it asks why."""
     q = pl.col("_question")
     denied = ~_denies(q) | _denies(pl.col("text"))
     conditioned = ~q.str.contains(CONDITION_QUESTION) | pl.col("text").str.contains(CONDITION)
-    return denied & conditioned
+    caused = ~q.str.contains(WHY_QUESTION) | pl.col("text").str.contains(CAUSE)
+    return denied & conditioned & caused
 
 
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
