@@ -22,7 +22,7 @@ from ..evaluation.qspace import selected_leaves
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
-from .parse import ORDINAL, _dx_bounds, parse_questions, valid_text
+from .parse import ORDINAL, dx_bounds, parse_questions, valid_text
 from .rules import (
     BUT,
     DENIAL,
@@ -769,7 +769,7 @@ def _off_period(ranked: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
         .join(scoped.select(pl.col("id").alias("query_id"), "scope_date_from", "scope_date_to"), on="query_id")
     )
     stated = rows.select("_i", "scope_date_from", "scope_date_to", pl.col("text").str.extract_all(SUB_YEAR).alias("dx")).explode("dx")
-    stated = _dx_bounds(stated.drop_nulls("dx"))
+    stated = dx_bounds(stated.drop_nulls("dx"))
     meets = (pl.col("start") <= pl.col("scope_date_to").fill_null(pl.col("start"))) & (
         pl.col("end") >= pl.col("scope_date_from").fill_null(pl.col("end"))
     )

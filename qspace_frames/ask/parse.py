@@ -434,7 +434,7 @@ def _first_rule(rules, col: str = "_t", group: int | None = None) -> pl.Expr:
     return pl.coalesce([pl.col(col).str.extract(p, group).str.strip_chars(" '\"") for _, p in rules])
 
 
-def _dx_bounds(dx: pl.DataFrame) -> pl.DataFrame:
+def dx_bounds(dx: pl.DataFrame) -> pl.DataFrame:
     """First and last day of each date expression in column `dx` (a day, month, quarter, half,
     fiscal year or year): adds `start` and `end`. Staged in columns, so the plan stays small."""
     g = dx.with_columns(pl.col("dx").str.to_lowercase().str.strip_chars().str.extract_groups(DX_PARTS).alias("_g")).unnest("_g")
@@ -486,7 +486,7 @@ def _scope_dates(q: pl.DataFrame) -> pl.DataFrame:
         pl.col("_t").str.extract(DATE_BARE, 1).str.replace(r"(?i)\s+[a-z]+$", "").alias("bare"),
     )
     long = pl.concat([parts.select("_row", pl.lit(k).alias("slot"), pl.col(k).alias("dx")) for k in ("a", "b", "o", "bare")])
-    b = _dx_bounds(long.filter(pl.col("dx").is_not_null()))
+    b = dx_bounds(long.filter(pl.col("dx").is_not_null()))
     wide = b.group_by("_row").agg(
         *[pl.col(c).filter(pl.col("slot") == k).first().alias(f"{k}_{c}") for k in ("a", "b", "o", "bare") for c in ("start", "end")]
     )
