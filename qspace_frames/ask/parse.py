@@ -82,6 +82,7 @@ from .rules import (
     TOC_PATTERNS,
     UNIFIED_RULES,
     WH,
+    YES_NO_QUESTION,
 )
 
 KEYWORD = pl.Struct(
@@ -567,6 +568,11 @@ NOT_ASKED = (
 )
 
 
+# a yes/no question asks for a verdict, whatever value it names ("will I still get emails about my
+# orders?"), unless it asks for the value itself ("Is there a phone number for ...?", "Can you give me ...")
+VALUE_REQUEST = r"(?i)^\W*(?:is there|are there|do you have|does \w+ have|can you (?:give|tell|send)|could you (?:give|tell|send))\b"
+
+
 def _answer_type(d: Dictionary, col: str) -> pl.Expr:
     """The type whose question cue matches earliest in the (main) question; at the same place the
     longer cue wins ("budget deadline" is a date, "budget" an amount), then the lower priority
@@ -976,7 +982,10 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     f = f.with_columns(
         position.alias("sequence_position"),
         after.alias("sequence_after"),
-        _answer_type(d, "_asked").alias("answer_type"),
+        pl.when(pl.col("_asked").str.contains(YES_NO_QUESTION) & ~pl.col("_asked").str.contains(VALUE_REQUEST))
+        .then(pl.lit("text"))
+        .otherwise(_answer_type(d, "_asked"))
+        .alias("answer_type"),
         reason.alias("ambiguity_reason"),
         clarification.alias("suggested_clarification"),
         pl.col("condition").alias("scope_condition"),
