@@ -763,10 +763,13 @@ def _off_period(ranked: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
     sentence of quarterly_performance_q2_2025.pdf or a metric's definition, which state no period
     of it. A question naming no such period keeps every candidate."""
     scoped = parsed.filter(pl.col("question").str.contains(SUB_YEAR))
+    if scoped.is_empty():  # the common case: no candidate's text is read
+        return pl.Series([False] * ranked.height, dtype=pl.Boolean)
     rows = (
-        ranked.select("query_id", SEARCH.alias("text"))
+        ranked.select("query_id", "text", "heading_path", "document")
         .with_row_index("_i")
         .join(scoped.select(pl.col("id").alias("query_id"), "scope_date_from", "scope_date_to"), on="query_id")
+        .with_columns(SEARCH.alias("text"))
     )
     stated = rows.select("_i", "scope_date_from", "scope_date_to", pl.col("text").str.extract_all(SUB_YEAR).alias("dx")).explode("dx")
     stated = dx_bounds(stated.drop_nulls("dx"))
@@ -1031,12 +1034,7 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
     top = _covered(parsed, first.filter(pl.col("_rank") == 0).join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
-    values = (
-        answer_types(dictionary)
-        .filter(pl.col("answer_type").is_in(VALUE_TYPES))
-        .select("answer_type", pl.col("retrieval_patterns").str.split(" || ").list.join("|").alias("_rx"))
-    )
-    top = top.join(values, on="answer_type", how="left")
+    top = top.join(_type_patterns(dictionary).filter(pl.col("answer_type").is_in(VALUE_TYPES)), on="answer_type", how="left")
     shows = pl.col("_rx").is_null() | pl.col("text").str.contains(pl.col("_rx"))
     return _quoted_whole(top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & shows))
 
