@@ -431,6 +431,24 @@ def test_a_part_that_points_back_is_answered_from_what_the_part_before_it_names(
     assert how_often["status"] == "answered" and how_often["quote"] == "It is reviewed every year in January.", how_often
 
 
+def test_a_later_parts_pronoun_is_covered_by_what_the_part_before_it_names(tmp_path, root):
+    """ "..., and should I put the package name in it?": "it" is the synopsis the first part asks
+    about, so the sentence about the synopsis answers, not the one holding the part's own words
+    best ("put", "package", "name") and ranked first, about something else."""
+    files = {
+        "descriptions.md": "# Package descriptions\n\nThe synopsis line should be kept brief, certainly under 80 characters.\n\n"
+        "Do not include the package name in the synopsis line.\n\n"
+        "Shared libraries whose interface changes with each upstream release should put the package name and version in their "
+        "sonames, so that two versions can be installed together.\n",
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    (got,) = wb.ask(["How long can a package's synopsis be, and should I put the package name in it?"]).iter_rows(named=True)
+    assert got["status"] == "compound", got
+    length, name = got["sub_answers"]
+    assert "under 80 characters" in length["quote"], length
+    assert name["quote"] == "Do not include the package name in the synopsis line.", name
+
+
 # (question, deciding sentence, verdict): the quote denies exactly when the question does -> yes
 VERDICTS = [
     ("May I fly first class on a long trip?", "First class air travel is prohibited.", "no"),
@@ -672,6 +690,30 @@ def test_a_label_chosen_as_the_answer_gives_way_to_the_text_it_introduces(tmp_pa
     for r, start in zip(got.iter_rows(named=True), starts):
         assert r["status"] == "answered" and r["quote"].startswith(start), r
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+
+
+def test_a_short_line_stating_a_value_is_an_answer_not_a_label(tmp_path, root):
+    """ "protocol version 2.1" is as short as a label, but its number is what the question asks: it
+    answers, not the author's name after it."""
+    spec = "# Configuration protocol\n\nProtocol version 2.1\n\nWichert Akkerman\n\nThe frontend speaks this protocol to the confmodule.\n"
+    wb = _small_corpus(tmp_path, root, {"spec.md": spec})
+    (got,) = wb.ask(["What is the current protocol version?"]).iter_rows(named=True)
+    assert got["status"] == "answered" and got["quote"] == "Protocol version 2.1", got
+
+
+def test_a_question_asking_for_a_number_is_not_answered_by_a_sentence_without_one(tmp_path, root):
+    """ "How long can a package's synopsis be?" asks for a count: the sentence holding all its words
+    but no number does not answer it, whether it stands out or holds every keyword; one stating
+    the number does, whatever kind of number it is ("up to 2% of its budget" for "how much")."""
+    files = {
+        "descriptions.txt": "Package descriptions\n\nThe synopsis line should be kept brief, certainly under 80 characters.\n\n"
+        "Do not include the package name in the synopsis line.\n",
+        "budget.txt": "Budget guidelines\n\nEach division may hold a contingency reserve of up to 2% of its operating budget.\n",
+    }
+    wb = _small_corpus(tmp_path, root, files)
+    synopsis, reserve = wb.ask(["How long can a package's synopsis be?", "How much contingency can a division hold?"]).iter_rows(named=True)
+    assert synopsis["answer_type"] == "count" and synopsis["status"] == "no_answer", synopsis
+    assert reserve["answer_type"] == "amount" and reserve["status"] == "answered" and "up to 2%" in reserve["quote"], reserve
 
 
 def test_a_postal_address_asked_for_is_the_line_showing_one_in_the_document_named(tmp_path, root):

@@ -32,6 +32,7 @@ from .rules import (
     NOT_REQUIRED,
     PERMISSION_QUESTION,
     PRONOUNS,
+    QUESTION_STOP_WORDS,
     SUB_YEAR,
     YES_NO_AFTER_CLAUSE,
     YES_NO_QUESTION,
@@ -187,7 +188,38 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
         .group_by("id", maintain_order=True)
         .agg(pl.col("text").alias("_groups"))
     )
-    return parsed.select("id").join(grouped, on="id", how="left")
+    grouped = parsed.select("id").join(grouped, on="id", how="left")
+    return _with_antecedent(parsed, grouped) if "context" in parsed.columns else grouped
+
+
+def _with_antecedent(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFrame:
+    """The keyword groups of compound questions' parts (`_keyword_groups`), each part with a pronoun
+    given one more for it (also apart, as `_antecedent`): the words of the part before and of the
+    whole question's names (`context`) that the part does not already hold, any one of which covers
+    it. "Should I put the package name in it?", after "How long can a package's one-line synopsis
+    be?", is about the synopsis: "Do not include the package name in the synopsis line.", not any
+    sentence about package names."""
+    word = r"[\p{L}\p{N}][\p{L}\p{N}/.'-]*[\p{L}\p{N}]"  # "debian/rules", "one-line"
+    words = pl.col("context").str.to_lowercase().str.replace_all(r"['’]s\b", "").str.extract_all(word)
+    ante = (
+        parsed.filter(pl.col("context").is_not_null() & pl.col("question").str.contains(f"(?i){PRONOUNS}"))
+        .select("id", words.alias("_w"))
+        .explode("_w")
+        .drop_nulls("_w")
+        .filter(~pl.col("_w").is_in(list(QUESTION_STOP_WORDS)))
+        .join(grouped.explode("_groups").explode("_groups").drop_nulls("_groups"), on="id", how="left")
+        .group_by("id", "_w", maintain_order=True)
+        .agg((stem_expr(pl.col("_w")) == stem_expr(pl.col("_groups").str.to_lowercase())).any().alias("_held"))
+        .filter(~pl.col("_held"))
+        .group_by("id", maintain_order=True)
+        .agg(pl.col("_w").unique(maintain_order=True).alias("_groups"))
+    )
+    together = pl.concat([grouped.explode("_groups").drop_nulls("_groups"), ante]).group_by("id", maintain_order=True).agg("_groups")
+    return (
+        grouped.select("id")
+        .join(together, on="id", how="left")
+        .join(ante.group_by("id", maintain_order=True).agg(pl.col("_groups").alias("_antecedent")), on="id", how="left")
+    )
 
 
 def _search_text(parsed: pl.DataFrame, dictionary: Dictionary | None = None) -> pl.DataFrame:
@@ -789,6 +821,8 @@ def _covered(parsed: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
         cands.join(groups, on="query_id", how="left")
         .with_columns(SEARCH.alias("search"))
         .with_columns(_coverage("search", "_groups").alias("_coverage"))
+        # whether it names what the question's pronoun stands for (`_with_antecedent`)
+        .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
     )
 
 
@@ -955,7 +989,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         confirmed.filter(pl.col("_confirmed"))
         .join(parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_question")), on="query_id", how="left")
         .with_columns(_fits().alias("_fits"))
-        .sort(["query_id", "_fits", "_coverage", "_rank"], descending=[False, True, True, False])
+        .sort(["query_id", "_fits", "_names_it", "_coverage", "_rank"], descending=[False, True, True, True, False])
         .group_by("query_id", maintain_order=True)
         .first()
     )
@@ -963,7 +997,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # question's keyword groups answers as text (a "when" answered by an event, a "who" by a name no
     # role pattern knows), quoted whole
     plain = (
-        confirmed.join(best, on="query_id", how="anti")
+        _showing_value(confirmed.join(best, on="query_id", how="anti"), dictionary)
         .filter((pl.col("_coverage") >= WHOLE_COVERAGE) & ~pl.col("query_id").is_in(parsed.filter(SHOWN)["id"].implode()))
         .sort(["query_id", "_rank"])
         .group_by("query_id", maintain_order=True)
@@ -986,8 +1020,10 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
 
 
 LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")
-# a label: that short, or a heading asking a question ("How Do We Secure Your Personal Information?")
-LABEL = (pl.col("_quote").str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS) | pl.col("_quote").str.contains(r"\?\W*$")
+# a label: that short and without a number (a short unit with one states a value: "protocol version
+# 2.1"), or a heading asking a question ("How Do We Secure Your Personal Information?")
+SHORT = (pl.col("_quote").str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS) & ~pl.col("_quote").str.contains(r"\d")
+LABEL = SHORT | pl.col("_quote").str.contains(r"\?\W*$")
 
 
 def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
@@ -1034,9 +1070,16 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
     top = _covered(parsed, first.filter(pl.col("_rank") == 0).join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
-    top = top.join(_type_patterns(dictionary).filter(pl.col("answer_type").is_in(VALUE_TYPES)), on="answer_type", how="left")
-    shows = pl.col("_rx").is_null() | pl.col("text").str.contains(pl.col("_rx"))
-    return _quoted_whole(top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & shows))
+    return _quoted_whole(_showing_value(top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT), dictionary))
+
+
+def _showing_value(cands: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+    """The candidates but those of a question asking for a number (VALUE_TYPES) that show none, of
+    any of those types ("How much contingency can a division hold?": "up to 2% of its budget")."""
+    rx = "|".join(_type_patterns(dictionary).filter(pl.col("answer_type").is_in(VALUE_TYPES))["_rx"].sort())
+    if not rx:
+        return cands
+    return cands.filter(~pl.col("answer_type").is_in(VALUE_TYPES) | pl.col("text").str.contains(rx))
 
 
 # a question asking under which conditions something holds ("Under what conditions can X ...?",
