@@ -762,6 +762,48 @@ def test_latent_space_is_the_same_bits_on_every_fit_of_real_contracts(cnli):
     assert np.array_equal(first.group_vectors, first._project(_terms(joined, "text")))
 
 
+def test_the_words_of_the_first_sentences_lift_the_sentences_sharing_them():
+    """Pseudo-relevance feedback: the question asks about disclosing data, its first sentences say
+    "advertising partners"; a sentence about advertising partners that shares no word of the
+    question then outranks one that scored a little higher on its own. Another question over the
+    same sentences is fed back by its own first sentences; a weight of 0 changes nothing."""
+    from qspace_frames.evaluation.qspace import _best_first, _with_feedback
+    from qspace_frames.params import EvalParams
+
+    text = [
+        ("We disclose your data to advertising partners.", 3.0),
+        ("Advertising partners may combine your data with their own records.", 2.0),
+        ("Data is disclosed to advertising partners only as this notice describes.", 1.9),
+        ("Advertising partners receive a hashed identifier for each visitor.", 1.0),
+        ("We keep server logs for thirty days.", 1.05),
+        ("Cookies remember the language you chose.", 0.5),
+        ("You can close your account at any time.", 0.4),
+        *[(f"Section {n} of this notice covers topic number {n}.", 0.1) for n in range(10)],
+    ]
+    units = pl.DataFrame(
+        {
+            "query_id": ["q"] * len(text),
+            "chunk": list(range(len(text))),
+            "fragment_id": ["f"] * len(text),
+            "char_start": [100 * i for i in range(len(text))],
+            "text": [t for t, _ in text],
+            "score": [s for _, s in text],
+        }
+    )
+    queries = pl.DataFrame({"query_id": ["q", "r"], "question": ["Do you disclose my data?", "How long are server logs kept?"]})
+    p = EvalParams()
+    fed = _best_first(_with_feedback(units, queries, p))
+    order = fed["chunk"].to_list()
+    assert order.index(3) < order.index(4), fed.select("chunk", "score")
+    assert _best_first(units)["chunk"].to_list().index(4) < _best_first(units)["chunk"].to_list().index(3)
+    assert _with_feedback(units, queries, p.model_copy(update={"qspace_feedback_weight": 0.0})).equals(units)
+    # question r's first sentences are its own: the logs sentence first, no lift for advertising
+    other = units.with_columns(pl.lit("r").alias("query_id"), pl.when(pl.col("chunk") == 4).then(3.0).otherwise(0.1).alias("score"))
+    both = _best_first(_with_feedback(pl.concat([units, other]), queries, p))
+    assert both.filter(pl.col("query_id") == "q")["chunk"].to_list() == order
+    assert both.filter(pl.col("query_id") == "r")["chunk"].to_list()[0] == 4
+
+
 def test_a_label_lifts_the_sentence_it_introduces():
     """A sentence of a few words (a run-in heading the text did not set on its own line) passes half
     its score to the next sentence of the document: the next one outranks a sentence that scored a

@@ -25,7 +25,7 @@ from ..frames import as_lazy
 from ..params import AffordanceParams, EvalParams
 from ..trees.compile import CANDIDATES
 from . import semantic
-from .bm25 import Bm25Counts, query_terms, term_counts
+from .bm25 import Bm25Counts, query_terms, term_counts, terms_expr
 from .loading import count_ranked, gold_queries, load_in_order
 
 STRATEGY = "qspace"
@@ -217,7 +217,7 @@ def by_tree(
 
     def loaded(u: pl.DataFrame, choice: str) -> pl.DataFrame:
         known = pl.concat(counted).unique("text") if counted else None
-        ranking = _introduced(u if similarity is None else _with_meaning(u, similarity, p))
+        ranking = _introduced(_with_feedback(u if similarity is None else _with_meaning(u, similarity, p), q, p))
         out = _loaded(walked(ranking, tree_leaves(leaves, choice)), p, known)
         counted.append(out.select("text", "n_tokens"))
         return out
@@ -424,6 +424,56 @@ def _with_meaning(units: pl.DataFrame, similarity: pl.DataFrame, p: EvalParams) 
         units.join(similarity, on=["query_id", "chunk"], how="left", maintain_order="left")
         .with_columns((_standardised("score") + p.qspace_semantic_weight * meaning).alias("score"))
         .drop("similarity", "fragment_similarity")
+    )
+
+
+# Pseudo-relevance feedback (RM3's idea, Abdul-Jaleel et al. 2004, on sentences): the question's
+# first FEEDBACK_DEPTH sentences name what it is about in the documents' own words ("disclose" asked,
+# "share with partners" written); their FEEDBACK_TERMS words of most tf x idf that the question lacks
+# are searched too. Development recall at 256-2048 tokens, depth 3 or 5 x 5 or 10 words x weight
+# 0.1-0.5: ContractNLI R@512 +.003 to +.009 in every setting, PolicyQA R@256 and R@512 +.001 to +.004,
+# the other budgets within .003. Statistics are those of the units ranked (the questions' documents)
+FEEDBACK_DEPTH, FEEDBACK_TERMS = 3, 5
+
+
+def _with_feedback(units: pl.DataFrame, queries: pl.DataFrame, p: EvalParams) -> pl.DataFrame:
+    """The ranked units, each question's score plus qspace_feedback_weight x the standardised BM25
+    of its feedback words (FEEDBACK_DEPTH, FEEDBACK_TERMS); in the ranking's order still."""
+    if p.qspace_feedback_weight == 0 or units.is_empty():
+        return units
+    sents = units.select("chunk", "text").unique("chunk").sort("chunk").with_columns(terms_expr("text").alias("_t"))
+    n, avgdl = sents.height, max(sents["_t"].list.len().mean() or 0.0, 1e-9)
+    tf = sents.select("chunk", "_t").explode("_t").drop_nulls("_t").group_by("chunk", "_t").len("tf")
+    dl = sents.select("chunk", pl.col("_t").list.len().alias("dl"))
+    idf = tf.group_by("_t").len("df").select("_t", ((n - pl.col("df") + 0.5) / (pl.col("df") + 0.5) + 1).log().alias("idf"))
+    asked = queries.select("query_id", terms_expr("question").alias("_q"))
+    first = _best_first(units).group_by("query_id", maintain_order=True).head(FEEDBACK_DEPTH).select("query_id", "chunk")
+    words = (
+        first.join(tf, on="chunk")
+        .join(idf, on="_t")
+        .join(asked, on="query_id")
+        .filter(~pl.col("_t").is_in(pl.col("_q")) & (pl.col("_t").str.len_chars() >= 3))
+        .group_by("query_id", "_t")
+        .agg((pl.col("tf").sum() * pl.col("idf").first()).alias("_w"))
+        .sort(["query_id", "_w", "_t"], descending=[False, True, False])
+        .group_by("query_id", maintain_order=True)
+        .head(FEEDBACK_TERMS)
+    )
+    k1, b = p.bm25_k1, p.bm25_b
+    fed = (
+        units.select("query_id", "chunk")
+        .join(words.select("query_id", "_t"), on="query_id")
+        .join(tf, on=["chunk", "_t"])
+        .join(dl, on="chunk")
+        .join(idf, on="_t")
+        .group_by("query_id", "chunk")
+        .agg((pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + k1 * (1 - b + b * pl.col("dl") / avgdl))).sum().alias("_fed"))
+    )
+    return (
+        units.join(fed, on=["query_id", "chunk"], how="left", maintain_order="left")
+        .with_columns(pl.col("_fed").fill_null(0.0))
+        .with_columns((pl.col("score") + p.qspace_feedback_weight * _standardised("_fed")).alias("score"))
+        .drop("_fed")
     )
 
 
