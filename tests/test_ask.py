@@ -54,6 +54,16 @@ def test_absent_answers_are_not_guessed_and_vague_questions_get_a_clarification(
     assert "cap" in got["clarification"][1]
 
 
+def test_a_pronoun_after_a_who_question_stands_for_the_person_not_the_question_words(wb):
+    """ "Who approves purchases over $25,000, and how can I contact them?": "them" is the approver,
+    so a sentence is not preferred for saying "approved" (the playbooks "approved" in the incident
+    procedure, beside "contact lists")."""
+    (got,) = wb.ask(["Who approves purchases over $25,000, and how can I contact them?"]).iter_rows(named=True)
+    approver, contact = got["sub_answers"]
+    assert "Chief Financial Officer" in approver["quote"], approver
+    assert "approved" not in (contact["quote"] or ""), contact
+
+
 def test_json_output_validates_against_the_schema(wb):
     got = wb.ask(
         [

@@ -189,20 +189,20 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("text").alias("_groups"))
     )
     grouped = parsed.select("id").join(grouped, on="id", how="left")
-    return _with_antecedent(parsed, grouped) if "context" in parsed.columns else grouped
+    return _with_antecedent(parsed, grouped) if "antecedent" in parsed.columns else grouped
 
 
 def _with_antecedent(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFrame:
     """The keyword groups of compound questions' parts (`_keyword_groups`), each part with a pronoun
     given one more for it (also apart, as `_antecedent`): the words of the part before and of the
-    whole question's names (`context`) that the part does not already hold, any one of which covers
-    it. "Should I put the package name in it?", after "How long can a package's one-line synopsis
+    whole question's names (`antecedent`) that the part does not already hold, any one of which
+    covers it. "Should I put the package name in it?", after "How long can a package's one-line synopsis
     be?", is about the synopsis: "Do not include the package name in the synopsis line.", not any
     sentence about package names."""
     word = r"[\p{L}\p{N}][\p{L}\p{N}/.'-]*[\p{L}\p{N}]"  # "debian/rules", "one-line"
-    words = pl.col("context").str.to_lowercase().str.replace_all(r"['’]s\b", "").str.extract_all(word)
+    words = pl.col("antecedent").str.to_lowercase().str.replace_all(r"['’]s\b", "").str.extract_all(word)
     ante = (
-        parsed.filter(pl.col("context").is_not_null() & pl.col("question").str.contains(f"(?i){PRONOUNS}"))
+        parsed.filter((pl.col("antecedent").fill_null("") != "") & pl.col("question").str.contains(f"(?i){PRONOUNS}"))
         .select("id", words.alias("_w"))
         .explode("_w")
         .drop_nulls("_w")
@@ -362,10 +362,17 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
             (pl.col("id") + pl.lit("/") + pl.int_range(1, pl.len() + 1).over("id").cast(pl.String)).alias("sub_id"),
             pl.when(pl.col("decomposition_pattern") == "sequential").then(pl.col("sub_questions").shift(1).over("id")).alias("_before"),
         )
-        .with_columns(pl.concat_str("_names", "_before", separator=" ", ignore_nulls=True).alias("context"))
+        .with_columns(
+            pl.concat_str("_names", "_before", separator=" ", ignore_nulls=True).alias("context"),
+            # what a part's pronoun may stand for (`_with_antecedent`): not the words of a "who" before
+            # it, whose "them" is the person answered ("Who approves X, and how can I contact them?")
+            pl.concat_str(
+                "_names", pl.when(~pl.col("_before").str.contains(r"(?i)^\W*who\b")).then("_before"), separator=" ", ignore_nulls=True
+            ).alias("antecedent"),
+        )
     )
     sub_parsed = parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary).join(
-        subs.select(pl.col("sub_id").alias("id"), "context"), on="id", how="left"
+        subs.select(pl.col("sub_id").alias("id"), "context", "antecedent"), on="id", how="left"
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
     # a question about order is answered from document order when its anchor is found, else as any other
