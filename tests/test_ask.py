@@ -726,6 +726,20 @@ def test_a_question_asking_for_a_number_is_not_answered_by_a_sentence_without_on
     assert reserve["answer_type"] == "amount" and reserve["status"] == "answered" and "up to 2%" in reserve["quote"], reserve
 
 
+def test_the_askers_my_is_a_function_word_not_a_rare_term(tmp_path, root):
+    """Policies speak to "you": "my" is rare in them, and searched as a word it ranks the sentence
+    about "My Fool" first for "Who do you share my information with?". It is a function word like
+    "your", and the sentence about sharing answers."""
+    doc = (
+        "# Privacy policy\n\nPersonalized areas of our sites, such as My Fool and My Portfolio, are password-protected.\n\n"
+        "We share information about you with the payment processors that handle your orders.\n\n"
+        "Cookies help us remember the pages you visited and the settings you chose.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"privacy.md": doc})
+    (got,) = wb.ask(["Who do you share my information with?"]).iter_rows(named=True)
+    assert got["status"] == "answered" and got["quote"].startswith("We share information about you"), got
+
+
 def test_a_postal_address_asked_for_is_the_line_showing_one_in_the_document_named(tmp_path, root):
     """ "Where do I send the letter?" asks for a postal address: the line showing one, not the phone
     number beside it; a possessive name ("Bolt Media's") scopes to the document naming it, whose

@@ -47,6 +47,8 @@ STOP_WORDS = (
     "is",
     "it",
     "its",
+    "me",
+    "my",
     "no",
     "not",
     "of",
