@@ -450,25 +450,26 @@ def _with_feedback(units: pl.DataFrame, queries: pl.DataFrame, p: EvalParams) ->
     first = _best_first(units).group_by("query_id", maintain_order=True).head(FEEDBACK_DEPTH).select("query_id", "chunk")
     words = (
         first.join(tf, on="chunk")
-        .join(idf, on="_t")
         .join(asked, on="query_id")
         .filter(~pl.col("_t").is_in(pl.col("_q")) & (pl.col("_t").str.len_chars() >= 3))
         .group_by("query_id", "_t")
-        .agg((pl.col("tf").sum() * pl.col("idf").first()).alias("_w"))
+        .agg(pl.col("tf").sum())  # integers: any order gives the same sum
+        .join(idf, on="_t")
+        .with_columns((pl.col("tf") * pl.col("idf")).alias("_w"))
         .sort(["query_id", "_w", "_t"], descending=[False, True, False])
         .group_by("query_id", maintain_order=True)
         .head(FEEDBACK_TERMS)
     )
     k1, b = p.bm25_k1, p.bm25_b
-    fed = (
+    parts = (
         units.select("query_id", "chunk")
         .join(words.select("query_id", "_t"), on="query_id")
         .join(tf, on=["chunk", "_t"])
         .join(dl, on="chunk")
         .join(idf, on="_t")
-        .group_by("query_id", "chunk")
-        .agg((pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + k1 * (1 - b + b * pl.col("dl") / avgdl))).sum().alias("_fed"))
+        .with_columns((pl.col("idf") * pl.col("tf") * (k1 + 1) / (pl.col("tf") + k1 * (1 - b + b * pl.col("dl") / avgdl))).alias("_part"))
     )
+    fed = exact_sums(parts, ["query_id", "chunk"], {"_fed": "_part"})  # the same bits whatever the join order
     return (
         units.join(fed, on=["query_id", "chunk"], how="left", maintain_order="left")
         .with_columns(pl.col("_fed").fill_null(0.0))
