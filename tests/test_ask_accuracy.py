@@ -136,11 +136,11 @@ def test_ask_command_scores_a_question_set(root, tmp_path, capsys, monkeypatch):
 
 def test_the_sample_corpus_questions_hold_their_floor(wb, root):
     """The floor reached on the development set's sample-corpus questions (issue 21 raises it):
-    33 of 45 right, 29 of the 40 answerable and 4 of the 5 unanswerable declined."""
+    34 of 45 right, 30 of the 40 answerable and 4 of the 5 unanswerable declined."""
     qs = dev_set(root).filter(pl.col("corpus") == "sample_corpus")
     scored = score(qs, wb.ask(qs["question"].to_list()))
     answerable = scored.filter(pl.col("kind") != "unanswerable")
-    assert answerable["right"].sum() >= 29, answerable.filter(~pl.col("right"))["id"].to_list()
+    assert answerable["right"].sum() >= 30, answerable.filter(~pl.col("right"))["id"].to_list()
     assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= 4
 
 
