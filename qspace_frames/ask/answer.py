@@ -212,13 +212,17 @@ def _with_antecedent(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFram
         .agg((stem_expr(pl.col("_w")) == stem_expr(pl.col("_groups").str.to_lowercase())).any().alias("_held"))
         .filter(~pl.col("_held"))
         .group_by("id", maintain_order=True)
-        .agg(pl.col("_w").unique(maintain_order=True).alias("_groups"))
+        .agg(pl.col("_w").unique(maintain_order=True))
+        .group_by("id", maintain_order=True)
+        .agg(pl.col("_w").alias("_antecedent"))  # one group of words
     )
-    together = pl.concat([grouped.explode("_groups").drop_nulls("_groups"), ante]).group_by("id", maintain_order=True).agg("_groups")
-    return (
-        grouped.select("id")
-        .join(together, on="id", how="left")
-        .join(ante.group_by("id", maintain_order=True).agg(pl.col("_groups").alias("_antecedent")), on="id", how="left")
+    return grouped.join(ante, on="id", how="left").with_columns(
+        pl.when(pl.col("_antecedent").is_null())
+        .then("_groups")
+        .when(pl.col("_groups").is_null())
+        .then("_antecedent")
+        .otherwise(pl.col("_groups").list.concat("_antecedent"))
+        .alias("_groups")
     )
 
 
