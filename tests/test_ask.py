@@ -862,3 +862,17 @@ def test_a_misspelt_word_is_searched_as_the_corpus_word_it_was_meant_to_be(tmp_p
     assert got["status"] == "answered" and got["question"] == asked and "within 30 days" in got["quote"]
     units, _ = wb.ask_corpus()
     assert corrections([asked, "Can Bravatek take a vacation?"], units["text"]) == {"vochers": "vouchers"}
+
+
+def test_a_deadline_written_in_words_answers_by_when(tmp_path, root):
+    """ "Within sixty (60) days" and "within a year" state when something is due as much as "within 30
+    days": the sentence that places the order answers, not the one about paying after it."""
+    doc = (
+        "# Supply\n\nThe Buyer shall pay the Supplier within 30 days after acceptance of the first order.\n\n"
+        "The Buyer shall place the first order within sixty (60) days of the Effective Date.\n\n"
+        "The Supplier shall renew its product insurance within a year of signature.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"supply.md": doc})
+    got = wb.ask(["By when must the Buyer place the first order?", "By when must the Supplier renew its product insurance?"])
+    assert got["status"].to_list() == ["answered", "answered"]
+    assert "within sixty (60) days" in got["quote"][0] and "within a year" in got["quote"][1]
