@@ -876,3 +876,16 @@ def test_a_deadline_written_in_words_answers_by_when(tmp_path, root):
     got = wb.ask(["By when must the Buyer place the first order?", "By when must the Supplier renew its product insurance?"])
     assert got["status"].to_list() == ["answered", "answered"]
     assert "within sixty (60) days" in got["quote"][0] and "within a year" in got["quote"][1]
+
+
+def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):
+    """A line of a few words ("Table of Contents") scores high on the words its heading and document
+    name share with the question, yet says nothing: the sentence that answers stands out instead."""
+    doc = (
+        "# The Menu sub-policy\n\nTable of Contents\n\n1. Introduction\n\n2. Menu structure\n\n"
+        "## Introduction\n\nThe policy mailing list has taken responsibility for the contents of this document.\n\n"
+        "Menu entries are grouped into sections.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"menu-sub-policy.md": doc})
+    got = wb.ask(["Who is currently responsible for the contents of the Menu sub-policy?"]).row(0, named=True)
+    assert got["status"] == "answered" and got["quote"].startswith("The policy mailing list has taken responsibility"), got["quote"]

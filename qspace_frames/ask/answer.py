@@ -1031,10 +1031,15 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
 
 
 LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")
+
+
 # a label: that short and without a number (a short unit with one states a value: "protocol version
 # 2.1"), or a heading asking a question ("How Do We Secure Your Personal Information?")
-SHORT = (pl.col("_quote").str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS) & ~pl.col("_quote").str.contains(r"\d")
-LABEL = SHORT | pl.col("_quote").str.contains(r"\?\W*$")
+def _short(col: str) -> pl.Expr:
+    return (pl.col(col).str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS) & ~pl.col(col).str.contains(r"\d")
+
+
+LABEL = _short("_quote") | pl.col("_quote").str.contains(r"\?\W*$")
 
 
 def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
@@ -1076,8 +1081,16 @@ VALUE_TYPES = ("amount", "percentage", "count")
 
 def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
-    and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole."""
-    first = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi").filter(pl.col("_rank") < 2)
+    and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
+    label (`_short`: "Table of Contents", "The troublemakers.") neither answers nor is the second:
+    its few words score high by their heading's, not by what it says."""
+    first = (
+        ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+        .filter(~_short("text"))
+        .sort("query_id", "_rank")
+        .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
+        .filter(pl.col("_rank") < 2)
+    )
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
     top = _covered(parsed, first.filter(pl.col("_rank") == 0).join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
