@@ -144,10 +144,11 @@ def test_the_sample_corpus_questions_hold_their_floor(wb, root):
     assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= 4
 
 
-def test_the_independent_check_is_verbatim_and_apart_from_the_development_set(root, corpora):
+@pytest.mark.parametrize("name", ["policy.jsonl", "policy2.jsonl"])
+def test_the_independent_check_is_verbatim_and_apart_from_the_development_set(root, corpora, name):
     """tests/data/ask_check/: every expected string is in its document (whitespace runs as one space),
     its corpora are those the development set leaves out, and every question is held out."""
-    qs = read_question_set(root / "tests" / "data" / "ask_check" / "policy.jsonl")
+    qs = read_question_set(root / "tests" / "data" / "ask_check" / name)
     assert qs.height >= 50 and set(qs["split"]) == {"holdout"}
     assert set(qs["corpus"]) == {"policy-18f-handbook", "policy-github-site-policy"}
     assert not set(qs["corpus"]) & set(dev_set(root)["corpus"])
