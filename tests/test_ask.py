@@ -889,3 +889,17 @@ def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):
     wb = _small_corpus(tmp_path, root, {"menu-sub-policy.md": doc})
     got = wb.ask(["Who is currently responsible for the contents of the Menu sub-policy?"]).row(0, named=True)
     assert got["status"] == "answered" and got["quote"].startswith("The policy mailing list has taken responsibility"), got["quote"]
+
+
+def test_a_yes_no_question_is_decided_by_the_sentence_stating_the_rule(tmp_path, root):
+    """Under a heading holding the question's words, every sentence holds them all with its heading:
+    the sentence that holds most of them itself decides, not a shorter one that ranks first."""
+    doc = (
+        "# Shared library packages marked essential\n\n"
+        'A shared library package must not be tagged "essential"; dependencies will prevent its premature removal, '
+        "and the archive tools check this for every upload that any maintainer makes to the distribution.\n\n"
+        "Other packages may depend on it.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"policy.md": doc})
+    got = wb.ask(["Can a shared library package be marked Essential?"]).row(0, named=True)
+    assert got["quote"].startswith("A shared library package must not be tagged") and got["verdict"] == "no", got["quote"]
