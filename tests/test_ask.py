@@ -903,3 +903,26 @@ def test_a_yes_no_question_is_decided_by_the_sentence_stating_the_rule(tmp_path,
     wb = _small_corpus(tmp_path, root, {"policy.md": doc})
     got = wb.ask(["Can a shared library package be marked Essential?"]).row(0, named=True)
     assert got["quote"].startswith("A shared library package must not be tagged") and got["verdict"] == "no", got["quote"]
+
+
+def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_made():
+    """The preamble holds the words of any question about its contract (its title and every party):
+    it does not fit a question about notices, but fits one about the parties or the signing date."""
+    from qspace_frames.ask.answer import _fits
+
+    preamble = (
+        "This Gas Transportation Agreement is made and entered into as of April 14, 2015 by and between Acme Pipeline LLC and Beta LLC."
+    )
+    notices = "Notices under this Agreement may be given by email."
+    rows = pl.DataFrame(
+        {
+            "_question": [
+                "Can notices under the Acme gas transportation agreement with Beta be given by email?",
+                "Can notices under the Acme gas transportation agreement with Beta be given by email?",
+                "Who are the parties to the Acme gas transportation agreement?",
+                "When was the Acme gas transportation agreement signed?",
+            ],
+            "text": [preamble, notices, preamble, preamble],
+        }
+    )
+    assert rows.select(_fits().alias("fits"))["fits"].to_list() == [False, True, True, True]

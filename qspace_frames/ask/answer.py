@@ -30,7 +30,9 @@ from .rules import (
     NAMES,
     NOT_DENIAL,
     NOT_REQUIRED,
+    PARTIES_QUESTION,
     PERMISSION_QUESTION,
+    PREAMBLE,
     PRONOUNS,
     QUESTION_STOP_WORDS,
     SUB_YEAR,
@@ -1133,12 +1135,16 @@ CAUSE = r"(?i)\b(?:because|due to|driven by|caused by|as a result of|owing to|re
 def _fits() -> pl.Expr:
     """Whether a candidate (text) fits its question (_question) beyond its words: it denies when the
     question does ("Which files don't need to be copied?": "... need not be included", not "... must
-    all be included"), it states a condition when the question asks for one, a cause when it asks why."""
+    all be included"), it states a condition when the question asks for one, a cause when it asks why,
+    and it is no contract's preamble (rules.PREAMBLE) unless the question asks who the parties are or
+    when the agreement was made: the preamble names every party and the agreement's title, so it holds
+    the words of any question about that contract."""
     q = pl.col("_question")
     denied = ~_denies(q) | _denies(pl.col("text"))
     conditioned = ~q.str.contains(CONDITION_QUESTION) | pl.col("text").str.contains(CONDITION)
     caused = ~q.str.contains(WHY_QUESTION) | pl.col("text").str.contains(CAUSE)
-    return denied & conditioned & caused
+    introduced = ~pl.col("text").str.contains(PREAMBLE) | q.str.contains(PARTIES_QUESTION)
+    return denied & conditioned & caused & introduced
 
 
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:

@@ -499,6 +499,13 @@ MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|r
 # the answer is in more than which of its sentences
 NAMES = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*"
 
+# a contract's preamble ("This Agreement is made and entered into as of ... by and between X and Y",
+# "Party A: ...") answers who the parties are and when the agreement was made (answer._fits), nothing else
+PREAMBLE = r"(?i)\bby and between\b|\b(?:is|was) (?:made and )?entered into\b|\bdated as of\b|^\W*party [ab12]\W*:"
+PARTIES_QUESTION = (
+    r"(?i)\bpart(?:y|ies)\b|\bwho\b|\bwhen\b.*\b(?:signed|entered|made|dated|executed)\b|\beffective date\b|\bdate of (?:the|this)\b"
+)
+
 # yes/no verdicts (answer.verdict): a yes/no question is answered "yes" when its deciding sentence
 # denies what the question asks as much as the question itself does, "no" otherwise ("May I fly first
 # class?": "First class air travel is prohibited." -> no; "Is it prohibited to ...?": "... is
