@@ -551,6 +551,8 @@ def _names() -> pl.Expr:
 
 
 def _yes_no() -> pl.Expr:
+    """Whether a question opens by asking yes or no (the modal boost's test; `_asks_yes_no` also reads
+    one after a leading phrase)."""
     return pl.col("question").str.contains(YES_NO_QUESTION)
 
 
@@ -1048,12 +1050,13 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
 LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")
 
 
-# a label: that short and without a number (a short unit with one states a value: "protocol version
-# 2.1"), or a heading asking a question ("How Do We Secure Your Personal Information?")
 def _short(col: str) -> pl.Expr:
+    """A text of LABEL_WORDS words or fewer and no number (a short unit with a number states a value:
+    "protocol version 2.1")."""
     return (pl.col(col).str.count_matches(r"\p{L}[\p{L}\p{N}'-]*") <= LABEL_WORDS) & ~pl.col(col).str.contains(r"\d")
 
 
+# a label: a short quote, or a heading asking a question ("How Do We Secure Your Personal Information?")
 LABEL = _short("_quote") | pl.col("_quote").str.contains(r"\?\W*$")
 
 
@@ -1098,7 +1101,7 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
     label (`_short`: "Table of Contents", "The troublemakers.") neither answers nor is the second:
-    its few words score high by their heading's, not by what it says."""
+    its few words score high by its heading's and document name's words, not by what it says."""
     first = (
         ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
         .filter(~_short("text"))
