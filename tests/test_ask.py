@@ -907,8 +907,8 @@ def test_a_yes_no_question_is_decided_by_the_sentence_stating_the_rule(tmp_path,
 
 def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_made():
     """The preamble holds the words of any question about its contract (its title and every party):
-    it does not fit a question about notices, but fits one about the parties or the signing date."""
-    from qspace_frames.ask.answer import _fits
+    it does not answer a question about notices, but may answer one about the parties or the signing date."""
+    from qspace_frames.ask.answer import _not_a_preamble
 
     preamble = (
         "This Gas Transportation Agreement is made and entered into as of April 14, 2015 by and between Acme Pipeline LLC and Beta LLC."
@@ -925,4 +925,23 @@ def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_ma
             "text": [preamble, notices, preamble, preamble],
         }
     )
-    assert rows.select(_fits().alias("fits"))["fits"].to_list() == [False, True, True, True]
+    assert rows.select(_not_a_preamble("_question").alias("ok"))["ok"].to_list() == [False, True, True, True]
+
+
+def test_a_contract_preamble_does_not_stand_out_for_a_question_it_does_not_answer(tmp_path, root):
+    """The preamble holds every name of an expiry question and stands out from the clauses: the
+    question is declined, not answered with the signing date; asked who the parties are, it answers."""
+    doc = (
+        "SUPPLY AGREEMENT\n\nThis Supply Agreement is entered into as of February 28, 2019 by and between "
+        "Florida Chemical Company and Flotek Industries.\n\n1. Supply. The supplier shall deliver the terpene product each month.\n\n"
+        "2. Price. Prices are reviewed every quarter.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"supply.txt": doc})
+    got = wb.ask(
+        [
+            "When does the Flotek terpene supply agreement with Florida Chemical Company expire?",
+            "Who are the parties to the Flotek supply agreement?",
+        ]
+    )
+    assert got["status"].to_list() == ["no_answer", "answered"], got["quote"].to_list()
+    assert got["quote"][1].startswith("This Supply Agreement is entered into")

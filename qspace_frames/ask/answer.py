@@ -1016,6 +1016,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     best = (
         confirmed.filter(pl.col("_confirmed"))
         .join(parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_question")), on="query_id", how="left")
+        .filter(_not_a_preamble("_question"))
         .with_columns(_fits().alias("_fits"))
         .sort(["query_id", "_fits", "_names_it", "_coverage", "_own", "_rank"], descending=[False, True, True, True, True, False])
         .group_by("query_id", maintain_order=True)
@@ -1101,16 +1102,17 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
     label (`_short`: "Table of Contents", "The troublemakers.") neither answers nor is the second:
-    its few words score high by its heading's and document name's words, not by what it says."""
+    its few words score high by its heading's and document name's words, not by what it says. A
+    first candidate that is a contract's preamble (`_not_a_preamble`) does not stand out."""
     first = (
-        ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+        ranked.join(parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_q")), on="query_id", how="inner")
         .filter(~_short("text"))
         .sort("query_id", "_rank")
         .with_columns(pl.int_range(pl.len()).over("query_id").alias("_rank"))
         .filter(pl.col("_rank") < 2)
     )
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
-    top = _covered(parsed, first.filter(pl.col("_rank") == 0).join(second, on="query_id", how="left"))
+    top = _covered(parsed, first.filter((pl.col("_rank") == 0) & _not_a_preamble("_q")).drop("_q").join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     return _quoted_whole(_showing_value(top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT), dictionary))
 
@@ -1138,16 +1140,20 @@ CAUSE = r"(?i)\b(?:because|due to|driven by|caused by|as a result of|owing to|re
 def _fits() -> pl.Expr:
     """Whether a candidate (text) fits its question (_question) beyond its words: it denies when the
     question does ("Which files don't need to be copied?": "... need not be included", not "... must
-    all be included"), it states a condition when the question asks for one, a cause when it asks why,
-    and it is no contract's preamble (rules.PREAMBLE) unless the question asks who the parties are or
-    when the agreement was made: the preamble names every party and the agreement's title, so it holds
-    the words of any question about that contract."""
+    all be included"), it states a condition when the question asks for one, a cause when it asks why."""
     q = pl.col("_question")
     denied = ~_denies(q) | _denies(pl.col("text"))
     conditioned = ~q.str.contains(CONDITION_QUESTION) | pl.col("text").str.contains(CONDITION)
     caused = ~q.str.contains(WHY_QUESTION) | pl.col("text").str.contains(CAUSE)
-    introduced = ~pl.col("text").str.contains(PREAMBLE) | q.str.contains(PARTIES_QUESTION)
-    return denied & conditioned & caused & introduced
+    return denied & conditioned & caused
+
+
+def _not_a_preamble(question: str) -> pl.Expr:
+    """Whether a candidate (text) may answer its question (a column) as far as a contract's preamble
+    goes: it is none (rules.PREAMBLE), or the question asks who the parties are or when the agreement
+    was made (PARTIES_QUESTION). The preamble names every party and the agreement's title, so it holds
+    the words of any question about its contract; it is neither confirmed nor standing out for others."""
+    return ~pl.col("text").str.contains(PREAMBLE) | pl.col(question).str.contains(PARTIES_QUESTION)
 
 
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:

@@ -500,7 +500,7 @@ MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|r
 NAMES = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*"
 
 # a contract's preamble ("This Agreement is made and entered into as of ... by and between X and Y",
-# "Party A: ...") answers who the parties are and when the agreement was made (answer._fits), nothing else
+# "Party A: ...") answers who the parties are and when the agreement was made (answer._not_a_preamble), nothing else
 PREAMBLE = r"(?i)\bby and between\b|\b(?:is|was) (?:made and )?entered into\b|\bdated as of\b|^\W*party [ab12]\W*:"
 PARTIES_QUESTION = (
     r"(?i)\bpart(?:y|ies)\b|\bwho\b|\bwhen\b.*\b(?:signed|entered|made|dated|executed)\b|\beffective date\b|\bdate of (?:the|this)\b"
