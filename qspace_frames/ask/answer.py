@@ -550,12 +550,6 @@ def _names() -> pl.Expr:
     return _name_list().list.join(" ")
 
 
-def _yes_no() -> pl.Expr:
-    """Whether a question opens by asking yes or no (the modal boost's test; `_asks_yes_no` also reads
-    one after a leading phrase)."""
-    return pl.col("question").str.contains(YES_NO_QUESTION)
-
-
 def _asks_yes_no(question: str = "question") -> pl.Expr:
     """Whether a question asks yes or no, at its start or after a leading phrase or condition."""
     return pl.col(question).str.contains(YES_NO_QUESTION) | pl.col(question).str.contains(YES_NO_AFTER_CLAUSE)
@@ -654,7 +648,7 @@ def rank_candidates(
         "answer_type",
         "keywords",
         _stated_values("question").alias("_numbers"),
-        _yes_no().alias("_yes_no"),
+        pl.col("question").str.contains(YES_NO_QUESTION).alias("_yes_no"),  # opening with it: the modal boost's test
     ).join(_type_patterns(dictionary), on="answer_type", how="left")
     bound = hints.select("query_id", _boost_bound().alias("_bound"))
     scored, units = _search_scores(queries, units, p, top, bound)
@@ -998,12 +992,9 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # as many of its words with their headings, the one holding most in its own text (`_own`) comes
     # first ("Can a shared library package be marked Essential?": "A shared library package must not
     # be tagged "essential"", not a sentence of that section naming "package" alone)
-    yes_no = parsed.select(pl.col("id").alias("query_id"), _asks_yes_no().alias("_yes_no"))
-    cands = (
-        cands.join(yes_no, on="query_id", how="left")
-        .with_columns(pl.when("_yes_no").then(_coverage("text", "_groups")).otherwise(0.0).alias("_own"))
-        .drop("_yes_no")
-    )
+    yes_no = cands.join(parsed.filter(_asks_yes_no()).select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+    own = yes_no.select("query_id", "_rank", _coverage("text", "_groups").alias("_own"))  # only where it is read
+    cands = cands.join(own, on=["query_id", "_rank"], how="left", maintain_order="left").with_columns(pl.col("_own").fill_null(0.0))
     # two signals on the same line: the answer type's pattern and one of the question's keywords
     confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
     # a contact question's answer names the party it is addressed to (its address is searched below otherwise)
