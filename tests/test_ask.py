@@ -878,6 +878,26 @@ def test_a_deadline_written_in_words_answers_by_when(tmp_path, root):
     assert "within sixty (60) days" in got["quote"][0] and "within a year" in got["quote"][1]
 
 
+def test_how_often_is_answered_by_the_sentence_stating_a_frequency(tmp_path, root):
+    """ "How often" asks for a rate or an interval (the answer type `frequency`): the sentence saying
+    "at least once per release" answers, not the one ranked above it that holds the question's words
+    more often."""
+    doc = (
+        "# Reviews\n\nA package that is reviewed against the current policy must record the policy version it was "
+        "reviewed against, and a reviewed package must list the reviewer of the package in its changelog.\n\n"
+        "Each package should be reviewed against the current policy at least once per release.\n\n"
+        "The backup of the archive runs every Sunday night.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"reviews.md": doc})
+    got = wb.ask(["How often should a package be reviewed against the current policy?", "How frequently does the archive backup run?"])
+    assert got["answer_type"].to_list() == ["frequency", "frequency"]
+    assert got["quote"].to_list() == [
+        "Each package should be reviewed against the current policy at least once per release.",
+        "The backup of the archive runs every Sunday night.",
+    ]
+    assert got["answer"].to_list() == ["once per release", "every Sunday"]
+
+
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):
     """A line of a few words ("Table of Contents") scores high on the words its heading and document
     name share with the question, yet says nothing: the sentence that answers stands out instead."""
