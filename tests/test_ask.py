@@ -898,6 +898,18 @@ def test_how_often_is_answered_by_the_sentence_stating_a_frequency(tmp_path, roo
     assert got["answer"].to_list() == ["once per release", "every Sunday"]
 
 
+def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, root):
+    """ "4.1.4" names the section of a changelog the answer is under: of two sentences holding the
+    question's words, the one under "Version 4.1.4" answers, though the other comes first."""
+    doc = (
+        "# Upgrading checklist\n\n## Version 4.1.5\n\nA rules target was removed.\n\n"
+        "## Version 4.1.4\n\nThe get-orig-source rules target, which packages used to fetch their upstream sources, has been removed.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"checklist.md": doc})
+    got = wb.ask(["Which rules target was removed in version 4.1.4?"]).row(0, named=True)
+    assert got["quote"].startswith("The get-orig-source rules target"), got
+
+
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):
     """A line of a few words ("Table of Contents") scores high on the words its heading and document
     name share with the question, yet says nothing: the sentence that answers stands out instead."""

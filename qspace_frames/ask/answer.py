@@ -289,11 +289,12 @@ def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
 
 def _coverage(text: str, groups: str) -> pl.Expr:
     """Share of the question's keyword groups found in the text: a dictionary concept counts as
-    found when any of its variants is there, a word of the question when its stem is."""
+    found when any of its variants is there, a word of the question when its stem is (a phrase or a
+    number whole: "4.1.4" is not found in "4.1.5")."""
 
     def found(word: str, t: str) -> bool:
         w = word.lower()
-        return (w[: max(4, len(w) - 2)] if " " not in w else w) in t
+        return (w if " " in w or any(c.isdigit() for c in w) else w[: max(4, len(w) - 2)]) in t
 
     def cov(s: pl.Series) -> pl.Series:
         out = []

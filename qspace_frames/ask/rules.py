@@ -337,6 +337,7 @@ ANCHOR_PATTERNS: tuple[tuple[str, str], ...] = (
     ("code", r"\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]+)+\b"),  # ISO-9001, RC-2024, POL-PRC-004
     ("code_number", r"\b[A-Z]{2,}\d{2,}\b"),  # FY2026, ISO9001
     ("acronym", r"\b[A-Z]{3,}s?\b"),  # EMEA, EBITDA, SLAs
+    ("version", r"\b\d+(?:\.\d+){2,}\b"),  # 4.1.4, 10.2.3: a version or section number (one dot is a decimal)
     ("number", r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d{4,}\b"),  # 25,000, 2024
 )
 ANCHOR = "|".join(f"(?:{p})" for _, p in ANCHOR_PATTERNS)
