@@ -910,6 +910,20 @@ def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, ro
     assert got["quote"].startswith("The get-orig-source rules target"), got
 
 
+def test_a_term_defined_in_a_table_is_answered_by_its_row(tmp_path, root):
+    """A table whose first column is the term and the next what it means defines it: the row of
+    "high" answers what 'high' means, not a sentence that merely uses the word."""
+    doc = (
+        "# Priorities\n\nThe frontend need only ask a question if its priority is high enough; what a high priority "
+        "means to the user depends on the frontend.\n\n"
+        "| Priority | Description |\n|---|---|\n| low | Very trivial items that have defaults. |\n"
+        "| high | Items that don't have a reasonable default. |\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"priorities.md": doc})
+    got = wb.ask(["What does the 'high' priority mean?"]).row(0, named=True)
+    assert "Items that don't have a reasonable default." in got["quote"] and "low" not in got["quote"], got
+
+
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):
     """A line of a few words ("Table of Contents") scores high on the words its heading and document
     name share with the question, yet says nothing: the sentence that answers stands out instead."""

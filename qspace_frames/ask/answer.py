@@ -903,6 +903,9 @@ DEFINITIONS = (
     r"(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to|:)\s"
     r"|(?i)\b(?:is|are) called (?:the |a |an )?{t}\b",
     r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?\s+(?:is|are)\s",
+    # ... then a table row whose first cell is the term and the next what it means ("| high | Items
+    # that don't have a reasonable default.", "Row 3: Priority = high; Description = Items ...")
+    r"(?i)^\s*\|\s*[\"“'‘`]?{t}[\"”'’`]?\s*\|\s*\S|(?i)^Row \d+:\s*[^=;\n]{{1,40}}=\s*[\"“'‘`]?{t}[\"”'’`]?\s*;\s*[^=;\n]{{1,40}}=\s*\S",
 )
 
 
