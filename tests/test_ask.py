@@ -924,6 +924,15 @@ def test_a_term_defined_in_a_table_is_answered_by_its_row(tmp_path, root):
     assert "Items that don't have a reasonable default." in got["quote"] and "low" not in got["quote"], got
 
 
+def test_deleted_is_found_as_removed(tmp_path, root):
+    """ "Deleted" and "removed" are one concept of the dictionary (removal): the sentence saying when
+    log files are removed answers when they are deleted."""
+    doc = "# Logs\n\nLog files should usually be named after the package.\n\nLog files should be removed when the package is purged.\n"
+    wb = _small_corpus(tmp_path, root, {"logs.md": doc})
+    got = wb.ask(["When should log files be deleted?"]).row(0, named=True)
+    assert got["quote"] == "Log files should be removed when the package is purged.", got
+
+
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):
     """A line of a few words ("Table of Contents") scores high on the words its heading and document
     name share with the question, yet says nothing: the sentence that answers stands out instead."""
