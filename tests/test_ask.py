@@ -8,7 +8,9 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, to_json
+from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, defined_names, to_json
+from qspace_frames.ask.dictionary import load_dictionary
+from qspace_frames.ask.parse import parse_questions
 from qspace_frames.ask.sequence import inline_items
 from qspace_frames.corpus.pages import document_text
 from qspace_frames.pipeline import Workbench
@@ -110,8 +112,6 @@ def test_ranking_only_the_candidates_that_can_reach_the_top_changes_no_rank(wb, 
     """`rank_candidates(top=K)` drops candidates whose score could not reach the K-th even with
     every boost: its first K rows are those of the full ranking, for every question."""
     from qspace_frames.ask.answer import TOP_K, rank_candidates
-    from qspace_frames.ask.dictionary import load_dictionary
-    from qspace_frames.ask.parse import parse_questions
 
     questions = pl.read_csv(root / "tests" / "data" / "sample_answers.tsv", separator="\t")["question"].to_list()
     questions += ["Who approves purchases in EMEA over EUR 20,000?", "What is on slide 4 about severity levels?"]
@@ -186,8 +186,6 @@ def test_a_sentence_held_twice_takes_one_candidate_place_and_a_plain_answer_need
     answered by a bare year (no date pattern confirms it) is still answered, as the sentence that
     holds every keyword of the question; a question with a keyword no sentence holds is declined."""
     from qspace_frames.ask.answer import distinct_texts, rank_candidates
-    from qspace_frames.ask.dictionary import load_dictionary
-    from qspace_frames.ask.parse import parse_questions
 
     wb = _small_corpus(tmp_path, root, {"manual.md": MANUAL, "manual.txt": MANUAL.replace("# History", "HISTORY")})
     question = "When was the manual initially written?"
@@ -536,7 +534,6 @@ def test_a_question_naming_a_party_is_answered_from_the_documents_naming_it(tmp_
     assert got["status"].to_list() == ["answered", "no_answer"]
     assert got["document"][0] == "bolt.md" and got["quote"][0].startswith("Bolt Media stores your data")
     from qspace_frames.ask.answer import named_documents
-    from qspace_frames.ask.parse import parse_questions
 
     units, _ = wb.ask_corpus()
     docs = dict(wb.read("corpus", "inventory").select("doc_id", "path").rows())
@@ -563,7 +560,6 @@ def test_a_questions_answer_does_not_depend_on_the_questions_asked_with_it(tmp_p
     assert alone["document"][0] == "services.md" and "830-8545" in alone["quote"][0]
     assert together.head(1).equals(alone)
     from qspace_frames.ask.answer import named_documents
-    from qspace_frames.ask.parse import parse_questions
 
     units, _ = wb.ask_corpus()
     one = named_documents(parse_questions([ask]), units)
@@ -839,7 +835,6 @@ def test_a_later_part_of_a_sequence_is_asked_with_the_answer_before_it(tmp_path,
     first, second = got["sub_answers"]
     assert first["answer"] == "Chief Financial Officer" and second["question"] == "How can I contact them?"
     assert "cfo@example.com" in second["quote"]
-    from qspace_frames.ask.parse import parse_questions
 
     split = parse_questions(["Can I carry over unused leave, and if so how many days?"]).row(0, named=True)
     assert split["decomposition_pattern"] == "sequential"
@@ -931,6 +926,25 @@ def test_deleted_is_found_as_removed(tmp_path, root):
     wb = _small_corpus(tmp_path, root, {"logs.md": doc})
     got = wb.ask(["When should log files be deleted?"]).row(0, named=True)
     assert got["quote"] == "Log files should be removed when the package is purged.", got
+
+
+def test_a_party_named_in_the_question_is_found_as_the_name_its_contract_defines(tmp_path, root):
+    """The preamble defines Bestev as "Distributor", and the clauses say "Distributor": the clause
+    letting the Distributor cancel late orders answers what Bestev may do, not the one about each party."""
+    doc = (
+        "DISTRIBUTION AGREEMENT\n\nThis Distribution Agreement is made by and between Acme Widgets, Inc., a Delaware "
+        'corporation ("Supplier"), and Bestev Ltd. ("Distributor").\n\n'
+        "Each Party may cancel any outstanding Orders to the extent Products have not been delivered.\n\n"
+        "Distributor may cancel any Order for Products that are not delivered within sixty (60) days after the delivery date.\n\n"
+        "Supplier shall invoice Distributor monthly.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"distribution.txt": doc})
+    got = wb.ask(["Can Bestev cancel an order that Acme delivers late?"]).row(0, named=True)
+    assert got["quote"].startswith("Distributor may cancel any Order"), got
+    units, _ = wb.ask_corpus()
+    parsed = parse_questions(["Can Bestev cancel an order that Acme delivers late?"], load_dictionary(wb.source("dictionary")[1]))
+    names = defined_names(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
+    assert names.select("_word", "_alias").rows() == [("acme", "Supplier"), ("bestev", "Distributor")]
 
 
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):

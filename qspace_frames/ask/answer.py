@@ -10,6 +10,7 @@ gets its clarification back; a compound one is answered per sub-question.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Iterator
 
 import polars as pl
@@ -25,14 +26,18 @@ from .dictionary import Dictionary, answer_types
 from .parse import ORDINAL, dx_bounds, parse_questions, valid_text
 from .rules import (
     BUT,
+    DEFINED_BEFORE,
+    DEFINED_NAME,
     DENIAL,
     MODAL,
     NAMES,
     NOT_DENIAL,
     NOT_REQUIRED,
     PARTIES_QUESTION,
+    PARTY_LINE,
     PERMISSION_QUESTION,
     PREAMBLE,
+    PREAMBLE_CHARS,
     PRONOUNS,
     QUESTION_STOP_WORDS,
     SUB_YEAR,
@@ -825,23 +830,88 @@ def _off_period(ranked: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
     return pl.Series(pl.int_range(ranked.height, eager=True).is_in(off.implode()), dtype=pl.Boolean)
 
 
-def _covered(parsed: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
+def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names,
+    in the documents of its candidates. A name word of the question (`_name_list`) within
+    DEFINED_BEFORE characters before a name the preamble defines (up to PREAMBLE_CHARS after its
+    "by and between": "Bravatek Solutions, Inc., a Colorado corporation ("Company")") or on a
+    party's line ("Party B: ShenZhen JingWei Communication") is that party: the clauses say
+    "Company" or "Party B". A document with no preamble defines none."""
+    words = (
+        parsed.select(pl.col("id").alias("query_id"), _name_list().list.join(" ").str.extract_all(r"\w[\w&'-]*").alias("_word"))
+        .explode("_word")
+        .filter(pl.col("_word").str.len_chars() >= MIN_NAME)
+        .unique()
+    )
+    empty = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "_word": pl.String, "_alias": pl.String})
+    if words.is_empty():
+        return empty
+    docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
+    text = (
+        units.join(docs, on="doc_id", how="semi")
+        .sort("doc_id", "char_start")
+        .group_by("doc_id", maintain_order=True)
+        .agg(pl.col("text").str.join("\n"))
+    )
+    found = []
+    for doc_id, t in text.iter_rows():
+        # a contract names its parties in its preamble; the names it defines further on are things ("Common Stock")
+        pre = re.search(PREAMBLE, t, re.MULTILINE)
+        if pre is None:
+            continue
+        end = 0  # the party of a defined name stands after the one before it
+        for m in re.finditer(DEFINED_NAME, t[: pre.end() + PREAMBLE_CHARS]):
+            found.append((doc_id, t[max(end, m.start() - DEFINED_BEFORE) : m.start()], m.group(1)))
+            end = m.end()
+        found += [(doc_id, m.group(2), m.group(1)) for m in re.finditer(PARTY_LINE, t)]
+    if not found:
+        return empty
+    defs = pl.DataFrame(found, schema={"doc_id": pl.String, "_before": pl.String, "_alias": pl.String}, orient="row")
+    pairs = ranked.select("query_id", "doc_id").unique().join(words, on="query_id").join(defs, on="doc_id")
+    named = pl.col("_before").str.contains(pl.lit(r"\b") + pl.col("_word").str.escape_regex() + pl.lit(r"\b"))
+    return pairs.filter(named).select("query_id", "doc_id", pl.col("_word").str.to_lowercase(), "_alias").unique().sort(pl.all())
+
+
+def _aliased(groups: str, aliases: str) -> pl.Expr:
+    """The keyword groups with each name word's defined names (`defined_names`) among its variants."""
+
+    def add(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            names: dict[str, list[str]] = {}
+            for a in r[aliases] or []:
+                names.setdefault(a["_word"], []).append(a["_alias"])
+            out.append([g + [x for w in g for x in names.get(w.lower(), [])] for g in r[groups] or []] if names else r[groups])
+        return pl.Series(out, dtype=pl.List(pl.List(pl.String)))
+
+    return pl.struct(groups, aliases).map_batches(add, return_dtype=pl.List(pl.List(pl.String)))
+
+
+def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | None = None) -> pl.DataFrame:
     """The candidates with their question's keyword groups (`_groups`) and the share of them each
-    holds in its text, headings or document name (`_coverage`)."""
+    holds in its text, headings or document name (`_coverage`); a name word of the question is
+    also found as the name its candidate's contract defines for it (`aliases`: `defined_names`)."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
+    cands = cands.join(groups, on="query_id", how="left")
+    if aliases is not None and aliases.height:
+        per_doc = aliases.group_by("query_id", "doc_id").agg(pl.struct("_word", "_alias").alias("_aliases"))
+        cands = (
+            cands.join(per_doc, on=["query_id", "doc_id"], how="left", maintain_order="left")
+            .with_columns(_aliased("_groups", "_aliases").alias("_groups"))
+            .drop("_aliases")
+        )
     return (
-        cands.join(groups, on="query_id", how="left")
-        .with_columns(SEARCH.alias("search"))
+        cands.with_columns(SEARCH.alias("search"))
         .with_columns(_coverage("search", "_groups").alias("_coverage"))
         # whether it names what the question's pronoun stands for (`_with_antecedent`)
         .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
     )
 
 
-def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K) -> pl.DataFrame:
+def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases: pl.DataFrame | None = None) -> pl.DataFrame:
     """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
     `depth` that hold at least MIN_COVERAGE of its keyword groups."""
-    return _covered(parsed, ranked.filter(pl.col("_rank") < depth)).filter(pl.col("_coverage") >= MIN_COVERAGE)
+    return _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases).filter(pl.col("_coverage") >= MIN_COVERAGE)
 
 
 ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
@@ -990,8 +1060,10 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
     ranked = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
-    # the candidate must be about the question: most of its own words are in the sentence, its headings or document name
-    cands = _about(parsed, ranked)
+    # the candidate must be about the question: most of its own words are in the sentence, its headings or
+    # document name, a party's name also as the name its contract defines for it ("Reseller")
+    aliases = defined_names(parsed, ranked.filter(pl.col("_rank") < TOP_K), units)
+    cands = _about(parsed, ranked, aliases=aliases)
     # a yes/no question is decided by the sentence stating the rule itself: of the candidates holding
     # as many of its words with their headings, the one holding most in its own text (`_own`) comes
     # first ("Can a shared library package be marked Essential?": "A shared library package must not

@@ -528,3 +528,11 @@ YES_NO_AFTER_CLAUSE = r"(?i),\s*(?:can|may|must|should|is|are|am|do|does|will|co
 # what follows the main clause of a deciding sentence ("X is valid, but Y alone is not")
 BUT = r"(?:[,;]\s*but|;\s*however,?)\s.*$"
 PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable)\b"
+
+# a party's defined name in a contract: 'Bravatek Solutions, Inc., a Colorado corporation ("Company")',
+# 'i3 ICS (hereinafter "Reseller")', 'Party B: ShenZhen JingWei Communication Co., Ltd.'. Its clauses
+# then say "Company", "Reseller", "Party B", never the name the question uses
+DEFINED_NAME = r"\(\s*(?:[^()\"“”]{0,60}?\s)?[\"“]([A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2})[\"”]\s*\)"
+PARTY_LINE = r"(?m)^\W*(Party\s+[A-Z]|Part[yie]+\s+\d)\s*[:：]\s*([^\n]{1,120})"
+DEFINED_BEFORE = 200  # characters before a defined name ("Company") in which the named party stands
+PREAMBLE_CHARS = 1000  # characters after the preamble's "by and between" in which the parties are named
