@@ -175,6 +175,11 @@ def _small_corpus(tmp_path, root, files: dict[str, str]) -> Workbench:
     return Workbench(params_file=str(params), corpus_arg=str(corpus), run_name="small", project_root=root, reports_dir=tmp_path / "r")
 
 
+def _asked(tmp_path, root, name: str, doc: str, questions: list[str]) -> pl.DataFrame:
+    """The answers to the questions over a corpus of one document."""
+    return _small_corpus(tmp_path, root, {name: doc}).ask(questions)
+
+
 MANUAL = (
     "# History\n\nThis manual was initially written in 1996 by Ian Jackson. "
     "It was revised by the policy team in later years. The manual has twelve chapters.\n"
@@ -867,8 +872,13 @@ def test_a_deadline_written_in_words_answers_by_when(tmp_path, root):
         "The Buyer shall place the first order within sixty (60) days of the Effective Date.\n\n"
         "The Supplier shall renew its product insurance within a year of signature.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"supply.md": doc})
-    got = wb.ask(["By when must the Buyer place the first order?", "By when must the Supplier renew its product insurance?"])
+    got = _asked(
+        tmp_path,
+        root,
+        "supply.md",
+        doc,
+        ["By when must the Buyer place the first order?", "By when must the Supplier renew its product insurance?"],
+    )
     assert got["status"].to_list() == ["answered", "answered"]
     assert "within sixty (60) days" in got["quote"][0] and "within a year" in got["quote"][1]
 
@@ -883,8 +893,13 @@ def test_how_often_is_answered_by_the_sentence_stating_a_frequency(tmp_path, roo
         "Each package should be reviewed against the current policy at least once per release.\n\n"
         "The backup of the archive runs every Sunday night.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"reviews.md": doc})
-    got = wb.ask(["How often should a package be reviewed against the current policy?", "How frequently does the archive backup run?"])
+    got = _asked(
+        tmp_path,
+        root,
+        "reviews.md",
+        doc,
+        ["How often should a package be reviewed against the current policy?", "How frequently does the archive backup run?"],
+    )
     assert got["answer_type"].to_list() == ["frequency", "frequency"]
     assert got["quote"].to_list() == [
         "Each package should be reviewed against the current policy at least once per release.",
@@ -900,8 +915,7 @@ def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, ro
         "# Upgrading checklist\n\n## Version 4.1.5\n\nA rules target was removed.\n\n"
         "## Version 4.1.4\n\nThe get-orig-source rules target, which packages used to fetch their upstream sources, has been removed.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"checklist.md": doc})
-    got = wb.ask(["Which rules target was removed in version 4.1.4?"]).row(0, named=True)
+    got = _asked(tmp_path, root, "checklist.md", doc, ["Which rules target was removed in version 4.1.4?"]).row(0, named=True)
     assert got["quote"].startswith("The get-orig-source rules target"), got
 
 
@@ -914,8 +928,7 @@ def test_a_term_defined_in_a_table_is_answered_by_its_row(tmp_path, root):
         "| Priority | Description |\n|---|---|\n| low | Very trivial items that have defaults. |\n"
         "| high | Items that don't have a reasonable default. |\n"
     )
-    wb = _small_corpus(tmp_path, root, {"priorities.md": doc})
-    got = wb.ask(["What does the 'high' priority mean?"]).row(0, named=True)
+    got = _asked(tmp_path, root, "priorities.md", doc, ["What does the 'high' priority mean?"]).row(0, named=True)
     assert "Items that don't have a reasonable default." in got["quote"] and "low" not in got["quote"], got
 
 
@@ -923,8 +936,7 @@ def test_deleted_is_found_as_removed(tmp_path, root):
     """ "Deleted" and "removed" are one concept of the dictionary (removal): the sentence saying when
     log files are removed answers when they are deleted."""
     doc = "# Logs\n\nLog files should usually be named after the package.\n\nLog files should be removed when the package is purged.\n"
-    wb = _small_corpus(tmp_path, root, {"logs.md": doc})
-    got = wb.ask(["When should log files be deleted?"]).row(0, named=True)
+    got = _asked(tmp_path, root, "logs.md", doc, ["When should log files be deleted?"]).row(0, named=True)
     assert got["quote"] == "Log files should be removed when the package is purged.", got
 
 
@@ -938,11 +950,11 @@ def test_a_party_named_in_the_question_is_found_as_the_name_its_contract_defines
         "Distributor may cancel any Order for Products that are not delivered within sixty (60) days after the delivery date.\n\n"
         "Supplier shall invoice Distributor monthly.\n"
     )
+    asked = "Can Bestev cancel an order that Acme delivers late?"
     wb = _small_corpus(tmp_path, root, {"distribution.txt": doc})
-    got = wb.ask(["Can Bestev cancel an order that Acme delivers late?"]).row(0, named=True)
-    assert got["quote"].startswith("Distributor may cancel any Order"), got
+    assert wb.ask([asked])["quote"][0].startswith("Distributor may cancel any Order")
     units, _ = wb.ask_corpus()
-    parsed = parse_questions(["Can Bestev cancel an order that Acme delivers late?"], load_dictionary(wb.source("dictionary")[1]))
+    parsed = parse_questions([asked], load_dictionary(wb.source("dictionary")[1]))
     names = defined_names(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
     assert names.select("_word", "_alias").rows() == [("acme", "Supplier"), ("bestev", "Distributor")]
 
