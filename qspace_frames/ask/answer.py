@@ -833,8 +833,9 @@ def _off_period(ranked: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
 def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names,
     in the documents of its candidates. A name word of the question (`_name_list`) within
-    DEFINED_BEFORE characters before a name the preamble defines (up to PREAMBLE_CHARS after its
-    "by and between": "Bravatek Solutions, Inc., a Colorado corporation ("Company")") or on a
+    DEFINED_BEFORE characters before a name the preamble defines (in the units starting up to
+    PREAMBLE_CHARS after the first one saying "by and between" or "entered into": "Bravatek
+    Solutions, Inc., a Colorado corporation ("Company")") or on a
     party's line ("Party B: ShenZhen JingWei Communication") is that party: the clauses say
     "Company" or "Party B". A document with no preamble defines none."""
     words = (
@@ -847,22 +848,23 @@ def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFram
     if words.is_empty():
         return empty
     docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
-    text = (
-        units.join(docs, on="doc_id", how="semi")
+    u = units.join(docs, on="doc_id", how="semi").select("doc_id", "char_start", "char_end", "text")
+    # a contract names its parties in its preamble; the names it defines further on are things ("Common Stock")
+    pre = u.filter(pl.col("text").str.contains(PREAMBLE)).group_by("doc_id").agg(pl.col("char_end").min().alias("_pre"))
+    heads = (
+        u.join(pre, on="doc_id")
+        .filter(pl.col("char_start") <= pl.col("_pre") + PREAMBLE_CHARS)
         .sort("doc_id", "char_start")
         .group_by("doc_id", maintain_order=True)
         .agg(pl.col("text").str.join("\n"))
     )
     found = []
-    for doc_id, t in text.iter_rows():
-        # a contract names its parties in its preamble; the names it defines further on are things ("Common Stock")
-        pre = re.search(PREAMBLE, t, re.MULTILINE)
-        if pre is None:
-            continue
+    for doc_id, t in heads.iter_rows():
         end = 0  # the party of a defined name stands after the one before it
-        for m in re.finditer(DEFINED_NAME, t[: pre.end() + PREAMBLE_CHARS]):
+        for m in re.finditer(DEFINED_NAME, t):
             found.append((doc_id, t[max(end, m.start() - DEFINED_BEFORE) : m.start()], m.group(1)))
             end = m.end()
+    for doc_id, t in u.filter(pl.col("text").str.contains(PARTY_LINE)).select("doc_id", "text").iter_rows():
         found += [(doc_id, m.group(2), m.group(1)) for m in re.finditer(PARTY_LINE, t)]
     if not found:
         return empty
