@@ -1026,3 +1026,17 @@ def test_a_contract_preamble_does_not_stand_out_for_a_question_it_does_not_answe
     )
     assert got["status"].to_list() == ["no_answer", "answered"], got["quote"].to_list()
     assert got["quote"][1].startswith("This Supply Agreement is entered into")
+
+
+def test_a_question_word_is_found_in_its_other_forms_but_a_number_only_whole():
+    """ "accepting" and "rejected" are found in "accept" and "reject" (a word is found by its stem),
+    "4.1.4" is not found in "4.1.5": the share of the question's keyword groups a text holds."""
+    from qspace_frames.ask.answer import _coverage
+
+    rows = pl.DataFrame(
+        {
+            "text": ["The final determination to accept a wording change or reject a bug.", "Changes in version 4.1.5."],
+            "_groups": [[["accepting"], ["rejected"], ["wording"], ["delegate"]], [["changes"], ["4.1.4"]]],
+        }
+    )
+    assert rows.select(_coverage("text", "_groups"))["text"].to_list() == [0.75, 0.5]

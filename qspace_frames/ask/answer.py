@@ -294,12 +294,16 @@ def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
 
 def _coverage(text: str, groups: str) -> pl.Expr:
     """Share of the question's keyword groups found in the text: a dictionary concept counts as
-    found when any of its variants is there, a word of the question when its stem is (a phrase or a
-    number whole: "4.1.4" is not found in "4.1.5")."""
+    found when any of its variants is there, a word of the question when its stem is: the word less
+    its last two letters, or less its "-ing" or "-ed" ("accepting" is found in "accept"); a phrase or
+    a number whole ("4.1.4" is not found in "4.1.5")."""
 
     def found(word: str, t: str) -> bool:
         w = word.lower()
-        return (w if " " in w or any(c.isdigit() for c in w) else w[: max(4, len(w) - 2)]) in t
+        if " " in w or any(c.isdigit() for c in w):
+            return w in t
+        bare = re.sub(r"(?:ing|ed)$", "", w) if len(w) > 6 else w
+        return (bare if bare != w else w[: max(4, len(w) - 2)]) in t
 
     def cov(s: pl.Series) -> pl.Series:
         out = []
