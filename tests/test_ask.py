@@ -484,6 +484,12 @@ VERDICTS = [
         "no",
     ),
     ("If I subscribe, can they sell my postal address?", "If you subscribe, we may sell lists containing your postal address.", "yes"),
+    # a relative clause's "not" says what the rule is about, it denies nothing
+    (
+        "Can the Distributor cancel a late order?",
+        "Distributor may cancel any Order for Products that are not delivered within 60 days.",
+        "yes",
+    ),
     ("When I leave, what happens to my laptop?", "Laptops must be returned on the last day.", None),
 ]
 

@@ -518,8 +518,13 @@ DENIAL = (
     r"|\b(?:prohibited|forbidden|barred|disallowed|not permitted|not allowed|not be|not to)\b"
     r"|\bno (?:one|person|party|employee|obligation|right|need|longer)\b|^no\b"
 )
-# phrases holding "no" or "not" that deny nothing ("no later than 30 days", "not only")
-NOT_DENIAL = r"\b(?:no|not) (?:later|earlier|more|less|fewer|sooner) than\b|\bnot only\b|\bwhether or not\b"
+# phrases holding "no" or "not" that deny nothing ("no later than 30 days", "not only"), and the
+# negation of a relative clause, which says what the sentence is about ("Distributor may cancel any
+# Order for Products that are not delivered within sixty (60) days" permits)
+NOT_DENIAL = (
+    r"\b(?:no|not) (?:later|earlier|more|less|fewer|sooner) than\b|\bnot only\b|\bwhether or not\b"
+    r"|\b(?:that|which|who) (?:is|are|was|were|do|does|did|has|have|had) not\b"
+)
 # a sentence saying something is not required answers "must I ...?" with no, but "may I ...?" with yes
 NOT_REQUIRED = r"\b(?:optional|not required|need not|needn't|not obliged|not necessary|not mandatory|no obligation)\b"
 # a yes/no question after a leading phrase or condition ("Under the Accuray agreement, does Siemens
