@@ -1046,3 +1046,24 @@ def test_a_question_word_is_found_in_its_other_forms_but_a_number_only_whole():
         }
     )
     assert rows.select(_coverage("text", "_groups"))["text"].to_list() == [0.75, 0.5]
+
+
+def test_a_part_is_answered_from_the_document_both_names_of_the_whole_question_hold(tmp_path, root):
+    """ "In the Universal Access–CityNet agreement, ..., and how much notice ...?": the second part is
+    searched with both names the whole question gives, each a name of its own (joined into one,
+    "Universal Access CityNet", no document held it and the part was answered from another contract)."""
+    corpus = {
+        "maintenance.txt": "MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made by and between Universal Access, Inc. and "
+        "CityNet Telecommunications, Inc.\n\nThe monthly fee is $40,000 for the Services.\n\nEither party may terminate this "
+        "Agreement at any time without liability by providing thirty (30) days written notice to the other party.\n",
+        "reseller.txt": "RESELLER AGREEMENT\n\nThis Reseller Agreement is made by and between Bolt Media LLC and Acme Widgets, "
+        "Inc.\n\nEither party may terminate without liability on fifteen (15) days notice.\n",
+    }
+    wb = _small_corpus(tmp_path, root, corpus)
+    asked = (
+        "In the Universal Access–CityNet maintenance agreement, what is the monthly fee, "
+        "and how much notice does either party need to terminate without liability?"
+    )
+    parts = wb.ask([asked])["sub_answers"][0]
+    assert [p["document"] for p in parts] == ["maintenance.txt", "maintenance.txt"], parts
+    assert "thirty (30) days written notice" in parts[1]["quote"]

@@ -556,8 +556,9 @@ def _name_list(text: pl.Expr = pl.col("question")) -> pl.Expr:
 
 
 def _names() -> pl.Expr:
-    """`_name_list` as one string."""
-    return _name_list().list.join(" ")
+    """`_name_list` as one string, the names apart ("Universal Access, CityNet": read again by
+    `_name_list`, as a part's context is, they are two names, not "Universal Access CityNet")."""
+    return _name_list().list.join(", ")
 
 
 def _asks_yes_no(question: str = "question") -> pl.Expr:
