@@ -994,13 +994,16 @@ def test_a_yes_no_question_is_decided_by_the_sentence_stating_the_rule(tmp_path,
 
 def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_made():
     """The preamble holds the words of any question about its contract (its title and every party):
-    it does not answer a question about notices, but may answer one about the parties or the signing date."""
+    it does not answer a question about notices, but may answer one about the parties or the signing
+    date; a notices clause's address block answers only where to send or how to reach its party."""
     from qspace_frames.ask.answer import _not_a_preamble
 
     preamble = (
         "This Gas Transportation Agreement is made and entered into as of April 14, 2015 by and between Acme Pipeline LLC and Beta LLC."
     )
     notices = "Notices under this Agreement may be given by email."
+    # so does a notices clause's address block, but for where to send or whom to contact
+    block = "If to Beta: Beta LLC 551 Southridge Industrial Drive Tavares, Florida 32778"
     rows = pl.DataFrame(
         {
             "_question": [
@@ -1008,11 +1011,15 @@ def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_ma
                 "Can notices under the Acme gas transportation agreement with Beta be given by email?",
                 "Who are the parties to the Acme gas transportation agreement?",
                 "When was the Acme gas transportation agreement signed?",
+                "How many pipelines did Acme lease to Beta?",
+                "Where should notices to Beta be sent?",
+                "What is Beta's fax number?",
             ],
-            "text": [preamble, notices, preamble, preamble],
+            "text": [preamble, notices, preamble, preamble, block, block, block],
+            "answer_type": ["text", "text", "role", "date", "count", "text", "phone"],
         }
     )
-    assert rows.select(_not_a_preamble("_question").alias("ok"))["ok"].to_list() == [False, True, True, True]
+    assert rows.select(_not_a_preamble("_question").alias("ok"))["ok"].to_list() == [False, True, True, True, False, True, True]
 
 
 def test_a_contract_preamble_does_not_stand_out_for_a_question_it_does_not_answer(tmp_path, root):

@@ -25,6 +25,8 @@ from ..schemas import FRAGMENTS
 from .dictionary import Dictionary, answer_types
 from .parse import ORDINAL, dx_bounds, parse_questions, valid_text
 from .rules import (
+    ADDRESS_BLOCK,
+    ADDRESS_QUESTION,
     BUT,
     DEFINED_BEFORE,
     DEFINED_NAME,
@@ -1223,11 +1225,20 @@ def _fits() -> pl.Expr:
 
 
 def _not_a_preamble(question: str) -> pl.Expr:
-    """Whether a candidate (text) may answer its question (a column) as far as a contract's preamble
-    goes: it is none (rules.PREAMBLE), or the question asks who the parties are or when the agreement
-    was made (PARTIES_QUESTION). The preamble names every party and the agreement's title, so it holds
-    the words of any question about its contract; it is neither confirmed nor standing out for others."""
-    return ~pl.col("text").str.contains(PREAMBLE) | pl.col(question).str.contains(PARTIES_QUESTION)
+    """Whether a candidate (text, answer_type) may answer its question (a column) as far as a contract's
+    preamble goes: it is none (rules.PREAMBLE), or the question asks who the parties are or when the
+    agreement was made (PARTIES_QUESTION). The preamble names every party and the agreement's title, so
+    it holds the words of any question about its contract; it is neither confirmed nor standing out for
+    others. A notices clause's address block ("If to AJR: Alex Job Racing, Inc. 551 ...", rules.
+    ADDRESS_BLOCK) names its party too: it answers only a contact question or one about where to send
+    (ADDRESS_QUESTION)."""
+    preamble_ok = ~pl.col("text").str.contains(PREAMBLE) | pl.col(question).str.contains(PARTIES_QUESTION)
+    address_ok = (
+        ~pl.col("text").str.contains(ADDRESS_BLOCK)
+        | pl.col("answer_type").is_in(CONTACT_TYPES)
+        | pl.col(question).str.contains(ADDRESS_QUESTION)
+    )
+    return preamble_ok & address_ok
 
 
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:

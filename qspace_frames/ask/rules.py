@@ -503,6 +503,10 @@ NAMES = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*"
 # a contract's preamble ("This Agreement is made and entered into as of ... by and between X and Y",
 # "Party A: ...") answers who the parties are and when the agreement was made (answer._not_a_preamble), nothing else
 PREAMBLE = r"(?i)\bby and between\b|\b(?:is|was) (?:made and )?entered into\b|\bdated as of\b|^\W*party [ab12]\W*:"
+# a notices clause's address block ("If to AJR: Alex Job Racing, Inc. ...", "with a copy to: ...")
+# holds the names of its party: it answers a question about where to send or whom to contact, nothing else
+ADDRESS_BLOCK = r"(?i)^\W*(?:if|notices?|communications?|(?:with )?a copy|copies)\s+(?:\w+\s+)?to\b[^:\n]{0,80}:"
+ADDRESS_QUESTION = r"(?i)\bnotices?\b|\baddress\b|\bsen[dt]\b|\bwhere\b|\bcontact\b|\bdeliver"
 PARTIES_QUESTION = (
     r"(?i)\bpart(?:y|ies)\b|\bwho\b|\bwhen\b.*\b(?:signed|entered|made|dated|executed)\b|\beffective date\b|\bdate of (?:the|this)\b"
 )
