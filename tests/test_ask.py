@@ -996,7 +996,7 @@ def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_ma
     """The preamble holds the words of any question about its contract (its title and every party):
     it does not answer a question about notices, but may answer one about the parties or the signing
     date; a notices clause's address block answers only where to send or how to reach its party."""
-    from qspace_frames.ask.answer import _not_a_preamble
+    from qspace_frames.ask.answer import _not_a_party_listing
 
     preamble = (
         "This Gas Transportation Agreement is made and entered into as of April 14, 2015 by and between Acme Pipeline LLC and Beta LLC."
@@ -1019,7 +1019,7 @@ def test_a_contract_preamble_answers_only_who_the_parties_are_and_when_it_was_ma
             "answer_type": ["text", "text", "role", "date", "count", "text", "phone"],
         }
     )
-    assert rows.select(_not_a_preamble("_question").alias("ok"))["ok"].to_list() == [False, True, True, True, False, True, True]
+    assert rows.select(_not_a_party_listing("_question").alias("ok"))["ok"].to_list() == [False, True, True, True, False, True, True]
 
 
 def test_a_contract_preamble_does_not_stand_out_for_a_question_it_does_not_answer(tmp_path, root):

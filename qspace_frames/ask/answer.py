@@ -304,8 +304,9 @@ def _coverage(text: str, groups: str) -> pl.Expr:
         w = word.lower()
         if " " in w or any(c.isdigit() for c in w):
             return w in t
-        bare = re.sub(r"(?:ing|ed)$", "", w) if len(w) > 6 else w
-        return (bare if bare != w else w[: max(4, len(w) - 2)]) in t
+        if len(w) > 6 and w.endswith(("ing", "ed")):
+            return w[: -3 if w.endswith("ing") else -2] in t
+        return w[: max(4, len(w) - 2)] in t
 
     def cov(s: pl.Series) -> pl.Series:
         out = []
@@ -846,7 +847,7 @@ def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFram
     party's line ("Party B: ShenZhen JingWei Communication") is that party: the clauses say
     "Company" or "Party B". A document with no preamble defines none."""
     words = (
-        parsed.select(pl.col("id").alias("query_id"), _name_list().list.join(" ").str.extract_all(r"\w[\w&'-]*").alias("_word"))
+        parsed.select(pl.col("id").alias("query_id"), _names().str.extract_all(r"\w[\w&'-]*").alias("_word"))
         .explode("_word")
         .filter(pl.col("_word").str.len_chars() >= MIN_NAME)
         .unique()
@@ -1092,7 +1093,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     best = (
         confirmed.filter(pl.col("_confirmed"))
         .join(parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_question")), on="query_id", how="left")
-        .filter(_not_a_preamble("_question"))
+        .filter(_not_a_party_listing("_question"))
         .with_columns(_fits().alias("_fits"))
         .sort(["query_id", "_fits", "_names_it", "_coverage", "_own", "_rank"], descending=[False, True, True, True, True, False])
         .group_by("query_id", maintain_order=True)
@@ -1179,7 +1180,7 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
     label (`_short`: "Table of Contents", "The troublemakers.") neither answers nor is the second:
     its few words score high by its heading's and document name's words, not by what it says. A
-    first candidate that is a contract's preamble (`_not_a_preamble`) does not stand out."""
+    first candidate that is a contract's preamble (`_not_a_party_listing`) does not stand out."""
     first = (
         ranked.join(parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_q")), on="query_id", how="inner")
         .filter(~_short("text"))
@@ -1188,7 +1189,8 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
         .filter(pl.col("_rank") < 2)
     )
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
-    top = _covered(parsed, first.filter((pl.col("_rank") == 0) & _not_a_preamble("_q")).drop("_q").join(second, on="query_id", how="left"))
+    top = first.filter((pl.col("_rank") == 0) & _not_a_party_listing("_q")).drop("_q")
+    top = _covered(parsed, top.join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     return _quoted_whole(_showing_value(top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT), dictionary))
 
@@ -1224,9 +1226,9 @@ def _fits() -> pl.Expr:
     return denied & conditioned & caused
 
 
-def _not_a_preamble(question: str) -> pl.Expr:
-    """Whether a candidate (text, answer_type) may answer its question (a column) as far as a contract's
-    preamble goes: it is none (rules.PREAMBLE), or the question asks who the parties are or when the
+def _not_a_party_listing(question: str) -> pl.Expr:
+    """Whether a candidate (text, answer_type) may answer its question (a column) as far as the texts
+    listing a contract's parties go. Its preamble: it is none (rules.PREAMBLE), or the question asks who the parties are or when the
     agreement was made (PARTIES_QUESTION). The preamble names every party and the agreement's title, so
     it holds the words of any question about its contract; it is neither confirmed nor standing out for
     others. A notices clause's address block ("If to AJR: Alex Job Racing, Inc. 551 ...", rules.

@@ -501,7 +501,7 @@ MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|r
 NAMES = r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*"
 
 # a contract's preamble ("This Agreement is made and entered into as of ... by and between X and Y",
-# "Party A: ...") answers who the parties are and when the agreement was made (answer._not_a_preamble), nothing else
+# "Party A: ...") answers who the parties are and when the agreement was made (answer._not_a_party_listing), nothing else
 PREAMBLE = r"(?i)\bby and between\b|\b(?:is|was) (?:made and )?entered into\b|\bdated as of\b|^\W*party [ab12]\W*:"
 # a notices clause's address block ("If to AJR: Alex Job Racing, Inc. ...", "with a copy to: ...")
 # holds the names of its party: it answers a question about where to send or whom to contact, nothing else
@@ -544,4 +544,4 @@ PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could)\b|\b(?:allowed|permitted|ok|ok
 DEFINED_NAME = r"\(\s*(?:[^()\"“”]{0,60}?\s)?[\"“]([A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2})[\"”]\s*\)"
 PARTY_LINE = r"(?m)^\W*(Party\s+[A-Z]|Part[yie]+\s+\d)\s*[:：]\s*([^\n]{1,120})"
 DEFINED_BEFORE = 200  # characters before a defined name ("Company") in which the named party stands
-PREAMBLE_CHARS = 1000  # characters after the preamble's "by and between" in which the parties are named
+PREAMBLE_CHARS = 1000  # characters past the first unit matching PREAMBLE in which the parties are named
