@@ -678,6 +678,25 @@ def test_a_sentence_standing_out_answers_a_question_for_a_value_only_when_it_sho
     assert got["answer_type"][1] == "duration" and "upon 30 days' written notice" in got["quote"][1]
 
 
+def test_a_question_for_a_value_is_answered_deeper_by_the_sentence_holding_all_its_words_and_a_number(tmp_path, root):
+    """'What is the monthly Continuing Fee?' is asked of a franchise agreement whose shorter
+    sentences about the fee, ranked first, state no number: the sentence holding every word of the
+    question and a percentage answers it, from further down; a fee no sentence states is declined."""
+    shorter = "".join(
+        f"The monthly Continuing Fee is {w}.\n\n"
+        for w in ("due", "owed", "binding", "reported", "audited", "withdrawn", "reviewed", "invoiced", "recorded", "confirmed")
+    )
+    agreement = (
+        "# Continuing fee\n\n" + shorter + "Each month you will pay us, without offset or deduction of any nature, a monthly "
+        "Continuing Fee equal to five percent (5%) of the Gross Sales of the restaurant.\n\n"
+        "# Training\n\nThe initial training program is provided to the general manager.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"franchise_agreement.md": agreement})
+    got = wb.ask(["What is the monthly Continuing Fee?", "What is the monthly training fee?"])
+    assert got["quote"][0].endswith("five percent (5%) of the Gross Sales of the restaurant."), got.row(0, named=True)
+    assert got["status"][1] == "no_answer", got["quote"][1]
+
+
 def test_a_word_of_a_concept_the_question_names_is_not_asked_for_again(tmp_path, root):
     """ "fly" is a form of "flying", a word of the travel concept the question's "trip" names: the
     concept stands for it, so "First class air travel is prohibited." holds enough of the question."""

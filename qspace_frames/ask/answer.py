@@ -1110,6 +1110,12 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         .first()
     )
     best = pl.concat([best.select(CHOSEN), _quoted_whole(plain).select(CHOSEN)])
+    # a question asking for a number that none of the first candidates confirms: deeper, the best
+    # ranked holding every one of its keyword groups and showing a number ("what is the monthly
+    # Continuing Fee?": "... a monthly Continuing Fee equal to five percent (5%) of the Gross Sales")
+    valued = parsed.filter(pl.col("answer_type").is_in(VALUE_TYPES)).join(best.select(pl.col("query_id").alias("id")), on="id", how="anti")
+    if valued.height:
+        best = pl.concat([best, _quoted_whole(_valued(valued, ranked, dictionary)).select(CHOSEN)])
     # a term asked to be defined: its definition among the first candidates comes first
     defined = parsed.filter(pl.col("defined_term").is_not_null())
     if defined.height:
@@ -1193,6 +1199,16 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     top = _covered(parsed, top.join(second, on="query_id", how="left"))
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     return _quoted_whole(_showing_value(top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT), dictionary))
+
+
+def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+    """For each question of `parsed`, its best ranked candidate in the documents of its
+    SHOWN_DOCUMENTS best ranked that holds every one of its keyword groups and shows a number
+    (`_showing_value`)."""
+    mine = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+    docs = mine.filter(pl.col("_rank") < SHOWN_DOCUMENTS).select("query_id", "doc_id").unique()
+    whole = _covered(parsed, mine.join(docs, on=["query_id", "doc_id"], how="semi")).filter(pl.col("_coverage") >= WHOLE_COVERAGE)
+    return _showing_value(whole, dictionary).sort("query_id", "_rank").group_by("query_id", maintain_order=True).first()
 
 
 def _showing_value(cands: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
