@@ -8,7 +8,7 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, defined_names, to_json
+from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, defined_names, named_parties, to_json
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import parse_questions
 from qspace_frames.ask.sequence import inline_items
@@ -982,6 +982,28 @@ def test_a_party_named_in_the_question_is_found_as_the_name_its_contract_defines
     parsed = parse_questions([asked], load_dictionary(wb.source("dictionary")[1]))
     names = defined_names(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
     assert names.select("_word", "_alias").rows() == [("acme", "Supplier"), ("bestev", "Distributor")]
+
+
+def test_a_contract_named_by_its_parties_answers_from_clauses_that_do_not_name_them(tmp_path, root):
+    """The question names the contract by its parties, which its head names: a clause of that
+    contract holds those names without repeating them, so the notices clause is not outweighed by a
+    definition naming the customer under the name the contract gives it ("Customer")."""
+    doc = (
+        "GAS TRANSPORTATION AGREEMENT\n\n"
+        'This Gas Transportation Agreement (this "Agreement") is entered into on April 14, 2015 by and between '
+        'PennTex North Louisiana Operating, LLC ("Transporter") and MRD Operating LLC ("Customer").\n\n'
+        '"Customer Gas" shall mean Gas delivered by or on behalf of Customer for transportation on the Transportation System.\n\n'
+        "The Parties opt out of electronic delivery of notices under this Agreement, except as to nominations and scheduling.\n\n"
+        "Transporter shall keep the Transportation System in good repair.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"transportation.txt": doc})
+    asked = "Can notices under the PennTex gas transportation agreement with MRD Operating be delivered by email?"
+    got = wb.ask([asked]).row(0, named=True)
+    assert got["quote"].startswith("The Parties opt out of electronic delivery of notices"), got["quote"]
+    units, _ = wb.ask_corpus()
+    parsed = parse_questions([asked], load_dictionary(wb.source("dictionary")[1]))
+    held = named_parties(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
+    assert held["_held"].to_list() == ["mrd operating penntex"]
 
 
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):

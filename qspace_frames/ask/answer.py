@@ -838,41 +838,51 @@ def _off_period(ranked: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
     return pl.Series(pl.int_range(ranked.height, eager=True).is_in(off.implode()), dtype=pl.Boolean)
 
 
-def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
-    """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names,
-    in the documents of its candidates. A name word of the question (`_name_list`) within
-    DEFINED_BEFORE characters before a name the preamble defines (in the units starting up to
-    PREAMBLE_CHARS after the first one saying "by and between" or "entered into": "Bravatek
-    Solutions, Inc., a Colorado corporation ("Company")") or on a
-    party's line ("Party B: ShenZhen JingWei Communication") is that party: the clauses say
-    "Company" or "Party B". A document with no preamble defines none."""
-    words = (
+def _name_words(parsed: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, _word): the words of each question's names (`_names`), MIN_NAME letters or more."""
+    return (
         parsed.select(pl.col("id").alias("query_id"), _names().str.extract_all(r"\w[\w&'-]*").alias("_word"))
         .explode("_word")
         .filter(pl.col("_word").str.len_chars() >= MIN_NAME)
         .unique()
     )
-    empty = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "_word": pl.String, "_alias": pl.String})
-    if words.is_empty():
-        return empty
-    docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
+
+
+def _contract_heads(docs: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(doc_id, text): the head of each contract of `docs`, where it names its parties: its units
+    starting up to PREAMBLE_CHARS after the end of the first one saying "by and between" or
+    "entered into", joined by newlines. A document with no preamble has none."""
     u = units.join(docs, on="doc_id", how="semi").select("doc_id", "char_start", "char_end", "text")
     # a contract names its parties in its preamble; the names it defines further on are things ("Common Stock")
     pre = u.filter(pl.col("text").str.contains(PREAMBLE)).group_by("doc_id").agg(pl.col("char_end").min().alias("_pre"))
-    heads = (
+    return (
         u.join(pre, on="doc_id")
         .filter(pl.col("char_start") <= pl.col("_pre") + PREAMBLE_CHARS)
         .sort("doc_id", "char_start")
         .group_by("doc_id", maintain_order=True)
         .agg(pl.col("text").str.join("\n"))
     )
+
+
+def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names,
+    in the documents of its candidates. A name word of the question (`_name_list`) within
+    DEFINED_BEFORE characters before a name the contract's head defines (`_contract_heads`:
+    "Bravatek Solutions, Inc., a Colorado corporation ("Company")") or on a party's line ("Party B:
+    ShenZhen JingWei Communication") is that party: the clauses say "Company" or "Party B"."""
+    words = _name_words(parsed)
+    empty = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "_word": pl.String, "_alias": pl.String})
+    if words.is_empty():
+        return empty
+    docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
     found = []
-    for doc_id, t in heads.iter_rows():
+    for doc_id, t in _contract_heads(docs, units).iter_rows():
         end = 0  # the party of a defined name stands after the one before it
         for m in re.finditer(DEFINED_NAME, t):
             found.append((doc_id, t[max(end, m.start() - DEFINED_BEFORE) : m.start()], m.group(1)))
             end = m.end()
-    for doc_id, t in u.filter(pl.col("text").str.contains(PARTY_LINE)).select("doc_id", "text").iter_rows():
+    party_lines = units.join(docs, on="doc_id", how="semi").filter(pl.col("text").str.contains(PARTY_LINE))
+    for doc_id, t in party_lines.select("doc_id", "text").iter_rows():
         found += [(doc_id, m.group(2), m.group(1)) for m in re.finditer(PARTY_LINE, t)]
     if not found:
         return empty
@@ -880,6 +890,26 @@ def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFram
     pairs = ranked.select("query_id", "doc_id").unique().join(words, on="query_id").join(defs, on="doc_id")
     named = pl.col("_before").str.contains(pl.lit(r"\b") + pl.col("_word").str.escape_regex() + pl.lit(r"\b"))
     return pairs.filter(named).select("query_id", "doc_id", pl.col("_word").str.to_lowercase(), "_alias").unique().sort(pl.all())
+
+
+def named_parties(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id, _held): the name words of each question that the head of its candidate's
+    contract holds (`_contract_heads`), joined by spaces. The question names the contract by its
+    parties; its clauses need not name them again ("When does the Flotek supply agreement with
+    Florida Chemical Company expire?": "This Agreement ... shall expire December 31, 2023")."""
+    words = _name_words(parsed)
+    docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
+    heads = _contract_heads(docs, units).select("doc_id", pl.col("text").str.to_lowercase())
+    word = pl.lit(r"\b") + pl.col("_word").str.to_lowercase().str.escape_regex() + pl.lit(r"\b")
+    return (
+        ranked.select("query_id", "doc_id")
+        .unique()
+        .join(words, on="query_id")
+        .join(heads, on="doc_id")
+        .filter(pl.col("text").str.contains(word))
+        .group_by("query_id", "doc_id")
+        .agg(pl.col("_word").str.to_lowercase().sort().str.join(" ").alias("_held"))
+    )
 
 
 def _aliased(groups: str, aliases: str) -> pl.Expr:
@@ -897,10 +927,13 @@ def _aliased(groups: str, aliases: str) -> pl.Expr:
     return pl.struct(groups, aliases).map_batches(add, return_dtype=pl.List(pl.List(pl.String)))
 
 
-def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | None = None) -> pl.DataFrame:
+def _covered(
+    parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | None = None, parties: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """The candidates with their question's keyword groups (`_groups`) and the share of them each
     holds in its text, headings or document name (`_coverage`); a name word of the question is
-    also found as the name its candidate's contract defines for it (`aliases`: `defined_names`)."""
+    also found as the name its candidate's contract defines for it (`aliases`: `defined_names`),
+    and in every sentence of a contract whose head holds it (`parties`: `named_parties`)."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = cands.join(groups, on="query_id", how="left")
     if aliases is not None and aliases.height:
@@ -910,18 +943,24 @@ def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | 
             .with_columns(_aliased("_groups", "_aliases").alias("_groups"))
             .drop("_aliases")
         )
+    search = SEARCH
+    if parties is not None and parties.height:
+        cands = cands.join(parties, on=["query_id", "doc_id"], how="left", maintain_order="left")
+        search = pl.concat_str([SEARCH, pl.col("_held").fill_null("")], separator=" ")
     return (
-        cands.with_columns(SEARCH.alias("search"))
+        cands.with_columns(search.alias("search"))
+        .drop("_held", strict=False)
         .with_columns(_coverage("search", "_groups").alias("_coverage"))
         # whether it names what the question's pronoun stands for (`_with_antecedent`)
         .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
     )
 
 
-def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases: pl.DataFrame | None = None) -> pl.DataFrame:
+def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases=None, parties=None) -> pl.DataFrame:
     """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
-    `depth` that hold at least MIN_COVERAGE of its keyword groups."""
-    return _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases).filter(pl.col("_coverage") >= MIN_COVERAGE)
+    `depth` that hold at least MIN_COVERAGE of its keyword groups (`_covered`)."""
+    covered = _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases, parties)
+    return covered.filter(pl.col("_coverage") >= MIN_COVERAGE)
 
 
 ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
@@ -1071,9 +1110,10 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         return pl.DataFrame(schema=ANSWERS)
     ranked = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
     # the candidate must be about the question: most of its own words are in the sentence, its headings or
-    # document name, a party's name also as the name its contract defines for it ("Reseller")
-    aliases = defined_names(parsed, ranked.filter(pl.col("_rank") < TOP_K), units)
-    cands = _about(parsed, ranked, aliases=aliases)
+    # document name, a party's name also as the name its contract defines for it ("Reseller") or in
+    # any clause of the contract naming it in its head
+    first = ranked.filter(pl.col("_rank") < TOP_K)
+    cands = _about(parsed, ranked, aliases=defined_names(parsed, first, units), parties=named_parties(parsed, first, units))
     # a yes/no question is decided by the sentence stating the rule itself: of the candidates holding
     # as many of its words with their headings, the one holding most in its own text (`_own`) comes
     # first ("Can a shared library package be marked Essential?": "A shared library package must not
