@@ -8,7 +8,7 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, defined_names, named_parties, to_json
+from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_heads, defined_names, to_json
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import parse_questions
 from qspace_frames.ask.sequence import inline_items
@@ -1002,8 +1002,30 @@ def test_a_contract_named_by_its_parties_answers_from_clauses_that_do_not_name_t
     assert got["quote"].startswith("The Parties opt out of electronic delivery of notices"), got["quote"]
     units, _ = wb.ask_corpus()
     parsed = parse_questions([asked], load_dictionary(wb.source("dictionary")[1]))
-    held = named_parties(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
+    held = contract_heads(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
     assert held["_held"].to_list() == ["mrd operating penntex"]
+
+
+def test_a_sentence_naming_only_the_contract_does_not_answer_what_is_asked_of_it(tmp_path, root):
+    """The contract's title holds every name the question designates it by (its parties, its
+    project, "outsourcing contract") and none of what is asked ("penalty", "pay", "late",
+    "delivery"): it is not the answer, though it holds most of the question's words. Asked what the
+    contract does say, the clause answers."""
+    doc = (
+        "Outsourcing Contract on Development of Miaoli Royal Resort Hotel   Planning Unit: Chang Chen-Bin Architects Office\n\n"
+        "Party A commissions Chang Chen-Bin Architects Office to plan the development of the Miaoli Royal Resort Hotel.\n\n"
+        "The service fee of each stage shall be paid within 30 days after the stage is accepted by Party A.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"outsourcing_contract.txt": doc})
+    contract = "under the Miaoli Royal Resort Hotel outsourcing contract"
+    got = wb.ask(
+        [
+            f"What penalty does Chang Chen-Bin Architects Office pay for late delivery {contract}?",
+            f"When is the service fee of each stage paid {contract}?",
+        ]
+    )
+    assert got["status"][0] == "no_answer", got["quote"][0]
+    assert got["quote"][1].startswith("The service fee of each stage shall be paid within 30 days"), got["quote"][1]
 
 
 def test_a_label_does_not_stand_out_as_an_answer(tmp_path, root):

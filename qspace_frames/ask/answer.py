@@ -294,28 +294,52 @@ def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
     )
 
 
-def _coverage(text: str, groups: str) -> pl.Expr:
-    """Share of the question's keyword groups found in the text: a dictionary concept counts as
-    found when any of its variants is there, a word of the question when its stem is: the word less
-    its last two letters, or less its "-ing" or "-ed" ("accepting" is found in "accept"); a phrase or
-    a number whole ("4.1.4" is not found in "4.1.5")."""
+def _found(word: str, t: str) -> bool:
+    """Whether a keyword (`word`) is in the lower-case text `t`: a word of the question when its
+    stem is (the word less its last two letters, or less its "-ing" or "-ed": "accepting" is found
+    in "accept"); a phrase or a number whole ("4.1.4" is not found in "4.1.5")."""
+    w = word.lower()
+    if " " in w or any(c.isdigit() for c in w):
+        return w in t
+    if len(w) > 6 and w.endswith(("ing", "ed")):
+        return w[: -3 if w.endswith("ing") else -2] in t
+    return w[: max(4, len(w) - 2)] in t
 
-    def found(word: str, t: str) -> bool:
-        w = word.lower()
-        if " " in w or any(c.isdigit() for c in w):
-            return w in t
-        if len(w) > 6 and w.endswith(("ing", "ed")):
-            return w[: -3 if w.endswith("ing") else -2] in t
-        return w[: max(4, len(w) - 2)] in t
+
+def _coverage(text: str, groups: str) -> pl.Expr:
+    """Share of the question's keyword groups found in the text (`_found`): a dictionary concept
+    counts as found when any of its variants is there."""
 
     def cov(s: pl.Series) -> pl.Series:
         out = []
         for r in s.to_list():
             t, gs = (r[text] or "").lower(), [g for g in (r[groups] or []) if g]
-            out.append(sum(1 for g in gs if any(found(w, t) for w in g)) / len(gs) if gs else 1.0)
+            out.append(sum(1 for g in gs if any(_found(w, t) for w in g)) / len(gs) if gs else 1.0)
         return pl.Series(out, dtype=pl.Float64)
 
     return pl.struct(text, groups).map_batches(cov, return_dtype=pl.Float64)
+
+
+MIN_TOPIC = 2  # keyword groups a question has besides those naming its document, for one of them to be required
+
+
+def _topical(text: str, groups: str, scope: str) -> pl.Expr:
+    """Whether the text holds one of the question's keyword groups that are not found in `scope`
+    (the words that name its document: the question's names, the document's name, its contract's
+    head), when there are MIN_TOPIC of them or more. "What penalty does Chang Chen-Bin Architects
+    Office pay for late delivery under the Miaoli Royal Resort Hotel outsourcing contract?" is not
+    answered by the contract's title, which holds every name and none of "penalty", "pay", "late",
+    "delivery"; a single other word may be a filler ("according to Schedule A")."""
+
+    def holds(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            t, sc = (r[text] or "").lower(), (r[scope] or "").lower()
+            topic = [g for g in (r[groups] or []) if g and not any(_found(w, sc) for w in g)]
+            out.append(len(topic) < MIN_TOPIC or any(_found(w, t) for g in topic for w in g))
+        return pl.Series(out, dtype=pl.Boolean)
+
+    return pl.struct(text, groups, scope).map_batches(holds, return_dtype=pl.Boolean)
 
 
 SCOPE_HINTS = ("pages_hint", "slides_hint", "sheets_hint", "toc_section_hint", "layout_hint")  # what `in_scope` reads of a question
@@ -848,7 +872,7 @@ def _name_words(parsed: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _contract_heads(docs: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+def _heads_of(docs: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     """(doc_id, text): the head of each contract of `docs`, where it names its parties: its units
     starting up to PREAMBLE_CHARS after the end of the first one saying "by and between" or
     "entered into", joined by newlines. A document with no preamble has none."""
@@ -867,7 +891,7 @@ def _contract_heads(docs: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
 def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names,
     in the documents of its candidates. A name word of the question (`_name_list`) within
-    DEFINED_BEFORE characters before a name the contract's head defines (`_contract_heads`:
+    DEFINED_BEFORE characters before a name the contract's head defines (`_heads_of`:
     "Bravatek Solutions, Inc., a Colorado corporation ("Company")") or on a party's line ("Party B:
     ShenZhen JingWei Communication") is that party: the clauses say "Company" or "Party B"."""
     words = _name_words(parsed)
@@ -876,7 +900,7 @@ def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFram
         return empty
     docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
     found = []
-    for doc_id, t in _contract_heads(docs, units).iter_rows():
+    for doc_id, t in _heads_of(docs, units).iter_rows():
         end = 0  # the party of a defined name stands after the one before it
         for m in re.finditer(DEFINED_NAME, t):
             found.append((doc_id, t[max(end, m.start() - DEFINED_BEFORE) : m.start()], m.group(1)))
@@ -892,23 +916,24 @@ def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFram
     return pairs.filter(named).select("query_id", "doc_id", pl.col("_word").str.to_lowercase(), "_alias").unique().sort(pl.all())
 
 
-def named_parties(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
-    """(query_id, doc_id, _held): the name words of each question that the head of its candidate's
-    contract holds (`_contract_heads`), joined by spaces. The question names the contract by its
-    parties; its clauses need not name them again ("When does the Flotek supply agreement with
-    Florida Chemical Company expire?": "This Agreement ... shall expire December 31, 2023")."""
+def contract_heads(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id, _held, _head): the head of each question's candidate contracts (`_heads_of`,
+    lower case) and the name words of the question it holds (`_held`, joined by spaces). The
+    question names the contract by its parties; its clauses need not name them again: "Can notices
+    under the PennTex gas transportation agreement with MRD Operating be delivered by email?": "The
+    Parties opt out of electronic delivery of notices ..."."""
     words = _name_words(parsed)
     docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
-    heads = _contract_heads(docs, units).select("doc_id", pl.col("text").str.to_lowercase())
+    heads = _heads_of(docs, units).select("doc_id", pl.col("text").str.to_lowercase().alias("_head"))
     word = pl.lit(r"\b") + pl.col("_word").str.to_lowercase().str.escape_regex() + pl.lit(r"\b")
+    held = pl.col("_word").filter(pl.col("_head").str.contains(word)).str.to_lowercase().sort().str.join(" ").alias("_held")
     return (
         ranked.select("query_id", "doc_id")
         .unique()
         .join(words, on="query_id")
         .join(heads, on="doc_id")
-        .filter(pl.col("text").str.contains(word))
         .group_by("query_id", "doc_id")
-        .agg(pl.col("_word").str.to_lowercase().sort().str.join(" ").alias("_held"))
+        .agg(held, pl.col("_head").first())
     )
 
 
@@ -928,14 +953,17 @@ def _aliased(groups: str, aliases: str) -> pl.Expr:
 
 
 def _covered(
-    parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | None = None, parties: pl.DataFrame | None = None
+    parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | None = None, heads: pl.DataFrame | None = None
 ) -> pl.DataFrame:
-    """The candidates with their question's keyword groups (`_groups`) and the share of them each
-    holds in its text, headings or document name (`_coverage`); a name word of the question is
-    also found as the name its candidate's contract defines for it (`aliases`: `defined_names`),
-    and in every sentence of a contract whose head holds it (`parties`: `named_parties`)."""
+    """The candidates with their question's keyword groups (`_groups`), the share of them each holds
+    in its text, headings or document name (`_coverage`) and whether it holds one of those that do
+    not name its document (`_topical`). A name word of the question is also found as the name its
+    candidate's contract defines for it (`aliases`: `defined_names`), and in every sentence of a
+    contract whose head holds it (`heads`: `contract_heads`)."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
-    cands = cands.join(groups, on="query_id", how="left")
+    cands = cands.join(groups, on="query_id", how="left").join(
+        parsed.select(pl.col("id").alias("query_id"), _names().alias("_scope")), on="query_id", how="left"
+    )
     if aliases is not None and aliases.height:
         per_doc = aliases.group_by("query_id", "doc_id").agg(pl.struct("_word", "_alias").alias("_aliases"))
         cands = (
@@ -943,24 +971,28 @@ def _covered(
             .with_columns(_aliased("_groups", "_aliases").alias("_groups"))
             .drop("_aliases")
         )
-    search = SEARCH
-    if parties is not None and parties.height:
-        cands = cands.join(parties, on=["query_id", "doc_id"], how="left", maintain_order="left")
-        search = pl.concat_str([SEARCH, pl.col("_held").fill_null("")], separator=" ")
+    if heads is None or heads.is_empty():
+        heads = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "_held": pl.String, "_head": pl.String})
+    cands = cands.join(heads, on=["query_id", "doc_id"], how="left", maintain_order="left")
+    scope = pl.concat_str(
+        [pl.col("_scope"), pl.col("document").str.replace_all(r"[/_.\-]", " "), pl.col("_head")], separator=" ", ignore_nulls=True
+    )
     return (
-        cands.with_columns(search.alias("search"))
-        .drop("_held", strict=False)
-        .with_columns(_coverage("search", "_groups").alias("_coverage"))
+        cands.with_columns(
+            pl.concat_str([SEARCH, pl.col("_held")], separator=" ", ignore_nulls=True).alias("search"), scope.alias("_scope")
+        )
+        .with_columns(_coverage("search", "_groups").alias("_coverage"), _topical("search", "_groups", "_scope").alias("_topical"))
+        .drop("_held", "_head", "_scope")
         # whether it names what the question's pronoun stands for (`_with_antecedent`)
         .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
     )
 
 
-def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases=None, parties=None) -> pl.DataFrame:
+def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases=None, heads=None) -> pl.DataFrame:
     """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
-    `depth` that hold at least MIN_COVERAGE of its keyword groups (`_covered`)."""
-    covered = _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases, parties)
-    return covered.filter(pl.col("_coverage") >= MIN_COVERAGE)
+    `depth` that hold at least MIN_COVERAGE of its keyword groups and are topical (`_covered`)."""
+    covered = _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases, heads)
+    return covered.filter((pl.col("_coverage") >= MIN_COVERAGE) & pl.col("_topical"))
 
 
 ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
@@ -1113,7 +1145,8 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # document name, a party's name also as the name its contract defines for it ("Reseller") or in
     # any clause of the contract naming it in its head
     first = ranked.filter(pl.col("_rank") < TOP_K)
-    cands = _about(parsed, ranked, aliases=defined_names(parsed, first, units), parties=named_parties(parsed, first, units))
+    heads = contract_heads(parsed, first, units)
+    cands = _about(parsed, ranked, aliases=defined_names(parsed, first, units), heads=heads)
     # a yes/no question is decided by the sentence stating the rule itself: of the candidates holding
     # as many of its words with their headings, the one holding most in its own text (`_own`) comes
     # first ("Can a shared library package be marked Essential?": "A shared library package must not
@@ -1167,7 +1200,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # still nothing: the first candidate answers when it stands out from the second
     rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti").filter(~SHOWN)
     if rest.height:
-        best = pl.concat([best, _standing_out(rest, ranked, dictionary).select(CHOSEN)])
+        best = pl.concat([best, _standing_out(rest, ranked, dictionary, heads).select(CHOSEN)])
     return _answers(parsed, _past_labels(best, parsed, units))
 
 
@@ -1221,7 +1254,7 @@ GAP_WEIGHT, STANDOUT = 0.67, 0.8
 VALUE_TYPES = ("amount", "percentage", "count")
 
 
-def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, heads: pl.DataFrame | None = None) -> pl.DataFrame:
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
     label (`_short`: "Table of Contents", "The troublemakers.") neither answers nor is the second:
@@ -1236,9 +1269,9 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     )
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
     top = first.filter((pl.col("_rank") == 0) & _not_a_party_listing("_q")).drop("_q")
-    top = _covered(parsed, top.join(second, on="query_id", how="left"))
+    top = _covered(parsed, top.join(second, on="query_id", how="left"), heads=heads)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
-    return _quoted_whole(_showing_value(top.filter(pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT), dictionary))
+    return _quoted_whole(_showing_value(top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical")), dictionary))
 
 
 def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
