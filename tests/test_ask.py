@@ -8,7 +8,7 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_heads, defined_names, to_json
+from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_heads, defined_names, to_json, to_text
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import parse_questions
 from qspace_frames.ask.sequence import inline_items
@@ -87,6 +87,27 @@ def test_json_output_validates_against_the_schema(wb):
     for p in parts:
         c = p["citation"]
         assert p["status"] == "answered" and texts[paths[c["document"]]][c["char_start"] : c["char_end"]] == p["quote"], p
+
+
+def test_no_answer_shows_the_nearest_passages_unconfirmed_with_exact_citations(wb):
+    """A question nothing confirms is still declined (no quote, no citation), and shows the first
+    ranked passages, not labels, each quoted verbatim at its citation's offsets: where the
+    question's words are, for the reader to judge. An answered question shows none."""
+    got = wb.ask(["What is the budget for the Mars office?", "Who must approve purchases over $25,000?"])
+    data = to_json(got)
+    jsonschema.validate(data, ANSWER_JSON_SCHEMA)
+    declined, answered = data
+    assert declined["status"] == "no_answer" and declined["quote"] is None and declined["citation"] is None
+    assert 1 <= len(declined["nearest"]) <= 3 and answered["nearest"] == []
+    texts = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    paths = dict(wb.read("corpus", "inventory").select("path", "doc_id").rows())
+    for n in declined["nearest"]:
+        c = n["citation"]
+        assert texts[paths[c["document"]]][c["char_start"] : c["char_end"]] == n["quote"], n
+        assert len(n["quote"].split()) > 4  # a label is not shown
+    shown = to_text(got)
+    assert "No answer found" in shown and "Nearest passages, not confirmed:" in shown
+    assert f'"{declined["nearest"][0]["quote"]}"' in shown
 
 
 def test_ask_command_help_and_json(root):

@@ -72,6 +72,8 @@ ANSWERS = {
     "score": pl.Float64,
     "clarification": pl.String,
     "sub_answers": pl.List(pl.Struct(SUB_ANSWER)),
+    # no answer found: the best ranked passages, not confirmed, quoted with their citations (`_nearest`)
+    "nearest": pl.List(pl.Struct({c: SUB_ANSWER[c] for c in ("quote", "document", "page", "heading_path", "char_start", "char_end")})),
 }
 STATUSES = ("answered", "no_answer", "clarification", "compound")
 TOP_K = 8  # candidate sentences checked for confirmation, best first
@@ -473,6 +475,8 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         if rows
         else pl.DataFrame(schema=ANSWERS)
     )
+    if ranked is not None:
+        out = out.join(_nearest(ranked, out.filter(pl.col("status") == "no_answer")["id"]), on="id", how="left")
     order = parsed.select("id").with_row_index("_o")
     return (
         out.drop("question")
@@ -480,6 +484,35 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         .join(order, on="id")
         .sort("_o")
         .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    )
+
+
+NEAREST = 3  # passages shown with "no answer found", for the reader to judge where the question's words are
+
+
+def _nearest(ranked: pl.DataFrame, ids: pl.Series) -> pl.DataFrame:
+    """(id, nearest): for each question of `ids`, its first NEAREST ranked candidates that are not
+    labels (`_short`), quoted whole with exact offsets. They are shown, never answered: nothing
+    confirmed them."""
+    return (
+        ranked.filter(pl.col("query_id").is_in(ids.implode()) & ~_short("text"))
+        .sort("query_id", "_rank")
+        .group_by("query_id", maintain_order=True)
+        .head(NEAREST)
+        .with_columns(UNIT_QS, UNIT_QUOTE)
+        .with_columns(QUOTE_END)
+        .group_by("query_id", maintain_order=True)
+        .agg(
+            pl.struct(
+                pl.col("_quote").alias("quote"),
+                "document",
+                "page",
+                "heading_path",
+                pl.col("_qs").alias("char_start"),
+                pl.col("_qe").alias("char_end"),
+            ).alias("nearest")
+        )
+        .rename({"query_id": "id"})
     )
 
 
@@ -1474,7 +1507,19 @@ ANSWER_JSON_SCHEMA = {
     "type": "array",
     "items": {
         "type": "object",
-        "required": ["id", "question", "status", "answer", "quote", "citation", "verdict", "answer_type", "clarification", "sub_answers"],
+        "required": [
+            "id",
+            "question",
+            "status",
+            "answer",
+            "quote",
+            "citation",
+            "verdict",
+            "answer_type",
+            "clarification",
+            "sub_answers",
+            "nearest",
+        ],
         "additionalProperties": False,
         "properties": {
             "id": {"type": "string"},
@@ -1503,15 +1548,29 @@ ANSWER_JSON_SCHEMA = {
                     },
                 },
             },
+            "nearest": {
+                "type": "array",
+                "description": "no answer found: the best ranked passages, not confirmed, for the reader to judge",
+                "items": {
+                    "type": "object",
+                    "required": ["quote", "citation"],
+                    "additionalProperties": False,
+                    "properties": {"quote": {"type": "string"}, "citation": CITATION_SCHEMA},
+                },
+            },
         },
     },
 }
 
 
+def _citation(r: dict) -> dict:
+    """The citation of a quote: its document, page, section and characters."""
+    return {k: r[k] for k in ("document", "page", "char_start", "char_end")} | {"heading_path": r["heading_path"] or []}
+
+
 def _cited(r: dict) -> dict:
     """question, status, answer, quote and citation of an answer (or of a part of a compound one)."""
-    where = ("document", "page", "heading_path", "char_start", "char_end")
-    citation = {k: r[k] for k in where} | {"heading_path": r["heading_path"] or []} if r["status"] == "answered" else None
+    citation = _citation(r) if r["status"] == "answered" else None
     return {
         "question": r["question"],
         "status": r["status"],
@@ -1530,6 +1589,7 @@ def to_json(answers: pl.DataFrame) -> list[dict]:
             "answer_type": r["answer_type"] or "text",
             "clarification": r["clarification"],
             "sub_answers": [_cited(s) for s in r["sub_answers"] or []],
+            "nearest": [{"quote": n["quote"], "citation": _citation(n)} for n in r["nearest"] or []],
         }
         for r in answers.iter_rows(named=True)
     ]
@@ -1558,6 +1618,9 @@ def to_text(answers: pl.DataFrame) -> str:
                 lines.append(f"  - {s['question']} -> {said}")
         else:
             lines.append("No answer found (nothing in the corpus confirms an answer of the expected type).")
+            if r["nearest"]:
+                lines.append("   Nearest passages, not confirmed:")
+                lines += [f'   - "{n["quote"]}" {_where(n)}' for n in r["nearest"]]
         lines.append("")
     return "\n".join(lines)
 
