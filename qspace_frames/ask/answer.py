@@ -499,19 +499,9 @@ def _nearest(ranked: pl.DataFrame, ids: pl.Series) -> pl.DataFrame:
         .sort("query_id", "_rank")
         .group_by("query_id", maintain_order=True)
         .head(NEAREST)
-        .with_columns(UNIT_QS, UNIT_QUOTE)
-        .with_columns(QUOTE_END)
+        .pipe(_quoted_whole)
         .group_by("query_id", maintain_order=True)
-        .agg(
-            pl.struct(
-                pl.col("_quote").alias("quote"),
-                "document",
-                "page",
-                "heading_path",
-                pl.col("_qs").alias("char_start"),
-                pl.col("_qe").alias("char_end"),
-            ).alias("nearest")
-        )
+        .agg(pl.struct(pl.col("_quote").alias("quote"), *CITED).alias("nearest"))
         .rename({"query_id": "id"})
     )
 
@@ -1021,7 +1011,9 @@ def _covered(
     )
 
 
-def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases=None, heads=None) -> pl.DataFrame:
+def _about(
+    parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases: pl.DataFrame | None = None, heads: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
     `depth` that hold at least MIN_COVERAGE of its keyword groups and are topical (`_covered`)."""
     covered = _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases, heads)
@@ -1371,11 +1363,7 @@ def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         chosen.select(
             pl.col("query_id").alias("id"),
-            "document",
-            "page",
-            "heading_path",
-            pl.col("_qs").alias("char_start"),
-            pl.col("_qe").alias("char_end"),
+            *CITED,
             "doc_id",
             "fragment_id",
             pl.col("_quote").alias("quote"),
@@ -1481,6 +1469,10 @@ def _indent(col: str) -> pl.Expr:
 UNIT_QS, UNIT_QUOTE = (pl.col("char_start") + _indent("text")).alias("_qs"), pl.col("text").str.strip_chars().alias("_quote")
 LINE_QS, LINE_QUOTE = (pl.col("_line_start") + _indent("_line")).alias("_qs"), pl.col("_line").str.strip_chars().alias("_quote")
 QUOTE_END = (pl.col("_qs") + pl.col("_quote").str.len_chars()).alias("_qe")
+
+
+# a chosen quote's citation columns, from its unit and its offsets
+CITED = ["document", "page", "heading_path", pl.col("_qs").alias("char_start"), pl.col("_qe").alias("char_end")]
 
 
 def _quoted_whole(cands: pl.DataFrame) -> pl.DataFrame:
