@@ -89,6 +89,23 @@ def test_json_output_validates_against_the_schema(wb):
         assert p["status"] == "answered" and texts[paths[c["document"]]][c["char_start"] : c["char_end"]] == p["quote"], p
 
 
+def test_an_amount_the_question_bounds_is_answered_by_the_sentence_bounding_it_the_same_way(wb):
+    """Purchases "over $25,000" are the CFO's, whatever the language and the number's format; both
+    tiers state $25,000, the Department Head's as its upper bound ("over $5,000 and up to $25,000"),
+    which answers a question about purchases up to $25,000."""
+    got = wb.ask(
+        [
+            "Qui doit approuver les achats de plus de 25 000 $ ?",
+            "Wer genehmigt Einkäufe über 25.000 $?",
+            "Who must approve purchases over $25,000?",
+            "Who approves purchases up to $25,000?",
+        ]
+    )
+    cfo = "Purchases over $25,000 must be approved by the Chief Financial Officer."
+    head = "Purchases over $5,000 and up to $25,000 require approval from the Department Head."
+    assert got["quote"].to_list() == [cfo, cfo, cfo, head]
+
+
 def test_no_answer_shows_the_nearest_passages_unconfirmed_with_exact_citations(wb):
     """A question nothing confirms is still declined (no quote, no citation), and shows the first
     ranked passages, not labels, each quoted verbatim at its citation's offsets: where the

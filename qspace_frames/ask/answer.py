@@ -35,6 +35,7 @@ from .rules import (
     NAMES,
     NOT_DENIAL,
     NOT_REQUIRED,
+    OVER,
     PARTIES_QUESTION,
     PARTY_LINE,
     PERMISSION_QUESTION,
@@ -43,6 +44,7 @@ from .rules import (
     PRONOUNS,
     QUESTION_STOP_WORDS,
     SUB_YEAR,
+    UNDER,
     YES_NO_AFTER_CLAUSE,
     YES_NO_QUESTION,
 )
@@ -1329,15 +1331,38 @@ WHY_QUESTION = r"(?i)^\W*why\b|\bwhat (?:drove|caused|explains)\b|\bfor what rea
 CAUSE = r"(?i)\b(?:because|due to|driven by|caused by|as a result of|owing to|reflect(?:s|ed|ing)?|thanks to|led to|result(?:s|ed)? from)\b"
 
 
+def _bounds(text: pl.Expr, words: str) -> pl.Expr:
+    """The amounts a text states right after one of `words` (rules.OVER, UNDER), as plain numbers,
+    thousands separators removed as `_stated_values` does ("over $25,000", "plus de 25 000 $" -> "25000")."""
+    sep = r"(\d)[,.\u00a0\u202f ](\d{3})\b"
+    grouped = text.str.replace_all(sep, "$1$2").str.replace_all(sep, "$1$2")
+    bound = rf"(?i)\b(?:{words})\s*(?:[$€£]|USD|EUR|GBP)?\s?\d+(?:\.\d+)?"
+    return grouped.str.extract_all(bound).list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)$", 1))
+
+
+def _same_bound(question: pl.Expr, text: pl.Expr) -> pl.Expr:
+    """Whether the text does not bound the other way an amount the question bounds: asked about
+    purchases "over $25,000" (or "de plus de 25 000 $"), "Purchases over $5,000 and up to $25,000
+    ..." does, "Purchases over $25,000 must be ..." does not."""
+
+    def crossed(asked: str, other: str) -> pl.Expr:
+        against = _bounds(question, asked).list.set_intersection(_bounds(text, other)).list.len() > 0
+        along = _bounds(question, asked).list.set_intersection(_bounds(text, asked)).list.len() > 0
+        return against & ~along
+
+    return ~crossed(OVER, UNDER) & ~crossed(UNDER, OVER)
+
+
 def _fits() -> pl.Expr:
     """Whether a candidate (text) fits its question (_question) beyond its words: it denies when the
     question does ("Which files don't need to be copied?": "... need not be included", not "... must
-    all be included"), it states a condition when the question asks for one, a cause when it asks why."""
+    all be included"), it states a condition when the question asks for one, a cause when it asks
+    why, and it bounds the question's amounts the same way (`_same_bound`)."""
     q = pl.col("_question")
     denied = ~_denies(q) | _denies(pl.col("text"))
     conditioned = ~q.str.contains(CONDITION_QUESTION) | pl.col("text").str.contains(CONDITION)
     caused = ~q.str.contains(WHY_QUESTION) | pl.col("text").str.contains(CAUSE)
-    return denied & conditioned & caused
+    return denied & conditioned & caused & _same_bound(q, pl.col("text"))
 
 
 def _not_a_party_listing(question: str) -> pl.Expr:

@@ -545,3 +545,8 @@ DEFINED_NAME = r"\(\s*(?:[^()\"“”]{0,60}?\s)?[\"“]([A-Z][\w-]*(?:\s+[A-Z][
 PARTY_LINE = r"(?m)^\W*(Party\s+[A-Z]|Part[yie]+\s+\d)\s*[:：]\s*([^\n]{1,120})"
 DEFINED_BEFORE = 200  # characters before a defined name ("Company") in which the named party stands
 PREAMBLE_CHARS = 1000  # characters past the first unit matching PREAMBLE in which the parties are named
+
+# the words that make an amount after them a lower bound ("over $25,000", "plus de 25 000 $", "über
+# 25.000 $") or an upper bound ("up to $25,000", "jusqu'à", "bis zu"), in English, French and German
+OVER = r"over|more than|above|exceeding|in excess of|greater than|plus de|au-delà de|supérieure?s? à|über|mehr als|oberhalb von"
+UNDER = r"up to|under|below|less than|not exceeding|at most|jusqu'à|moins de|inférieure?s? à|bis zu|unter|weniger als|höchstens"
