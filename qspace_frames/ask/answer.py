@@ -280,12 +280,16 @@ def _search_text(parsed: pl.DataFrame, dictionary: Dictionary | None = None) -> 
     )
 
 
-def _stated_values(col: str) -> pl.Expr:
-    """The amounts and percentages a text states, as plain numbers, thousands separators removed
-    ("$25,000", "25 000 $", "25.000 $" -> "25000"; "40%" -> "40"). Years and quarters are not values."""
+def _ungrouped(text: pl.Expr) -> pl.Expr:
+    """The text with the thousands separators of its numbers removed ("$25,000", "25 000 $", "25.000 $": "25000")."""
     sep = r"(\d)[,.\u00a0\u202f ](\d{3})\b"
-    grouped = pl.col(col).str.replace_all(sep, "$1$2").str.replace_all(sep, "$1$2")
-    values = grouped.str.extract_all(r"[$€£]\s?\d+(?:\.\d+)?|\d+(?:\.\d+)?\s?(?:%|\$|€|£|USD|EUR|GBP|percent|per cent)")
+    return text.str.replace_all(sep, "$1$2").str.replace_all(sep, "$1$2")
+
+
+def _stated_values(col: str) -> pl.Expr:
+    """The amounts and percentages a text states, as plain numbers (`_ungrouped`: "$25,000" ->
+    "25000"; "40%" -> "40"). Years and quarters are not values."""
+    values = _ungrouped(pl.col(col)).str.extract_all(r"[$€£]\s?\d+(?:\.\d+)?|\d+(?:\.\d+)?\s?(?:%|\$|€|£|USD|EUR|GBP|percent|per cent)")
     return values.list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)", 1)).list.unique()
 
 
@@ -1332,12 +1336,10 @@ CAUSE = r"(?i)\b(?:because|due to|driven by|caused by|as a result of|owing to|re
 
 
 def _bounds(text: pl.Expr, words: str) -> pl.Expr:
-    """The amounts a text states right after one of `words` (rules.OVER, UNDER), as plain numbers,
-    thousands separators removed as `_stated_values` does ("over $25,000", "plus de 25 000 $" -> "25000")."""
-    sep = r"(\d)[,.\u00a0\u202f ](\d{3})\b"
-    grouped = text.str.replace_all(sep, "$1$2").str.replace_all(sep, "$1$2")
+    """The amounts a text states right after one of `words` (rules.OVER, UNDER), as plain numbers
+    (`_ungrouped`: "over $25,000", "plus de 25 000 $" -> "25000")."""
     bound = rf"(?i)\b(?:{words})\s*(?:[$€£]|USD|EUR|GBP)?\s?\d+(?:\.\d+)?"
-    return grouped.str.extract_all(bound).list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)$", 1))
+    return _ungrouped(text).str.extract_all(bound).list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)$", 1))
 
 
 def _same_bound(question: pl.Expr, text: pl.Expr) -> pl.Expr:
