@@ -8,7 +8,7 @@ import jsonschema
 import polars as pl
 import pytest
 
-from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_heads, defined_names, to_json, to_text
+from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_context, to_json, to_text
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import parse_questions
 from qspace_frames.ask.sequence import inline_items
@@ -1018,8 +1018,8 @@ def test_a_party_named_in_the_question_is_found_as_the_name_its_contract_defines
     assert wb.ask([asked])["quote"][0].startswith("Distributor may cancel any Order")
     units, _ = wb.ask_corpus()
     parsed = parse_questions([asked], load_dictionary(wb.source("dictionary")[1]))
-    names = defined_names(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
-    assert names.select("_word", "_alias").rows() == [("acme", "Supplier"), ("bestev", "Distributor")]
+    context = contract_context(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
+    assert context["_aliases"].to_list() == [[{"_word": "acme", "_alias": "Supplier"}, {"_word": "bestev", "_alias": "Distributor"}]]
 
 
 def test_a_contract_named_by_its_parties_answers_from_clauses_that_do_not_name_them(tmp_path, root):
@@ -1040,8 +1040,8 @@ def test_a_contract_named_by_its_parties_answers_from_clauses_that_do_not_name_t
     assert got["quote"].startswith("The Parties opt out of electronic delivery of notices"), got["quote"]
     units, _ = wb.ask_corpus()
     parsed = parse_questions([asked], load_dictionary(wb.source("dictionary")[1]))
-    held = contract_heads(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
-    assert held["_held"].to_list() == ["mrd operating penntex"]
+    context = contract_context(parsed, units.select("doc_id").unique().with_columns(pl.lit("q1").alias("query_id")), units)
+    assert context["_held"].to_list() == ["mrd operating penntex"]
 
 
 def test_a_sentence_naming_only_the_contract_does_not_answer_what_is_asked_of_it(tmp_path, root):

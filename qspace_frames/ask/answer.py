@@ -917,53 +917,61 @@ def _heads_of(docs: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def defined_names(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
-    """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names,
-    in the documents of its candidates. A name word of the question (`_name_list`) within
-    DEFINED_BEFORE characters before a name the contract's head defines (`_heads_of`:
-    "Bravatek Solutions, Inc., a Colorado corporation ("Company")") or on a party's line ("Party B:
-    ShenZhen JingWei Communication") is that party: the clauses say "Company" or "Party B"."""
+CONTRACT_CONTEXT = {  # what `contract_context` tells of a question's candidate contract
+    "query_id": pl.String,
+    "doc_id": pl.String,
+    "_aliases": pl.List(pl.Struct({"_word": pl.String, "_alias": pl.String})),
+    "_held": pl.String,
+    "_head": pl.String,
+}
+
+
+def contract_context(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id, _aliases, _held, _head): what the head of each question's candidate
+    contracts (`_heads_of`, read once) tells of the parties the question names: the names it defines
+    for them (`_aliases`: `_defined_names`), the name words it holds (`_held`, joined by spaces) and
+    the head itself, lower case (`_head`)."""
     words = _name_words(parsed)
-    empty = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "_word": pl.String, "_alias": pl.String})
     if words.is_empty():
-        return empty
-    docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
+        return pl.DataFrame(schema=CONTRACT_CONTEXT)
+    pairs = ranked.select("query_id", "doc_id").unique().join(words, on="query_id")
+    heads = _heads_of(pairs.select("doc_id").unique(), units)
+    aliases = (
+        _defined_names(pairs, heads, units)
+        .group_by("query_id", "doc_id")
+        .agg(pl.struct(pl.col("_word").str.to_lowercase(), "_alias").unique().sort().alias("_aliases"))
+    )
+    # the question names the contract by its parties; its clauses need not name them again: "Can notices
+    # under the PennTex gas transportation agreement with MRD Operating be delivered by email?": "The
+    # Parties opt out of electronic delivery of notices ..."
+    head = pl.col("_head")
+    word = pl.lit(r"\b") + pl.col("_word").str.to_lowercase().str.escape_regex() + pl.lit(r"\b")
+    held = (
+        pairs.join(heads.select("doc_id", pl.col("text").str.to_lowercase().alias("_head")), on="doc_id")
+        .group_by("query_id", "doc_id")
+        .agg(pl.col("_word").filter(head.str.contains(word)).str.to_lowercase().sort().str.join(" ").alias("_held"), head.first())
+    )
+    return aliases.join(held, on=["query_id", "doc_id"], how="full", coalesce=True).sort("query_id", "doc_id")
+
+
+def _defined_names(pairs: pl.DataFrame, heads: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, doc_id, _word, _alias): the names a contract gives the parties a question names
+    (`pairs`: query_id, doc_id, _word). A name word of the question within DEFINED_BEFORE characters
+    before a name the contract's head (`heads`: doc_id, text) defines ("Bravatek Solutions, Inc., a
+    Colorado corporation ("Company")") or on a party's line ("Party B: ShenZhen JingWei
+    Communication") is that party: the clauses say "Company" or "Party B"."""
     found = []
-    for doc_id, t in _heads_of(docs, units).iter_rows():
+    for doc_id, t in heads.iter_rows():
         end = 0  # the party of a defined name stands after the one before it
         for m in re.finditer(DEFINED_NAME, t):
             found.append((doc_id, t[max(end, m.start() - DEFINED_BEFORE) : m.start()], m.group(1)))
             end = m.end()
-    party_lines = units.join(docs, on="doc_id", how="semi").filter(pl.col("text").str.contains(PARTY_LINE))
+    party_lines = units.join(pairs.select("doc_id").unique(), on="doc_id", how="semi").filter(pl.col("text").str.contains(PARTY_LINE))
     for doc_id, t in party_lines.select("doc_id", "text").iter_rows():
         found += [(doc_id, m.group(2), m.group(1)) for m in re.finditer(PARTY_LINE, t)]
-    if not found:
-        return empty
     defs = pl.DataFrame(found, schema={"doc_id": pl.String, "_before": pl.String, "_alias": pl.String}, orient="row")
-    pairs = ranked.select("query_id", "doc_id").unique().join(words, on="query_id").join(defs, on="doc_id")
     named = pl.col("_before").str.contains(pl.lit(r"\b") + pl.col("_word").str.escape_regex() + pl.lit(r"\b"))
-    return pairs.filter(named).select("query_id", "doc_id", pl.col("_word").str.to_lowercase(), "_alias").unique().sort(pl.all())
-
-
-def contract_heads(parsed: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
-    """(query_id, doc_id, _held, _head): the head of each question's candidate contracts (`_heads_of`,
-    lower case) and the name words of the question it holds (`_held`, joined by spaces). The
-    question names the contract by its parties; its clauses need not name them again: "Can notices
-    under the PennTex gas transportation agreement with MRD Operating be delivered by email?": "The
-    Parties opt out of electronic delivery of notices ..."."""
-    words = _name_words(parsed)
-    docs = ranked.join(words.select("query_id").unique(), on="query_id", how="semi").select("doc_id").unique()
-    heads = _heads_of(docs, units).select("doc_id", pl.col("text").str.to_lowercase().alias("_head"))
-    word = pl.lit(r"\b") + pl.col("_word").str.to_lowercase().str.escape_regex() + pl.lit(r"\b")
-    held = pl.col("_word").filter(pl.col("_head").str.contains(word)).str.to_lowercase().sort().str.join(" ").alias("_held")
-    return (
-        ranked.select("query_id", "doc_id")
-        .unique()
-        .join(words, on="query_id")
-        .join(heads, on="doc_id")
-        .group_by("query_id", "doc_id")
-        .agg(held, pl.col("_head").first())
-    )
+    return pairs.join(defs, on="doc_id").filter(named).select("query_id", "doc_id", "_word", "_alias")
 
 
 def _aliased(groups: str, aliases: str) -> pl.Expr:
@@ -981,28 +989,22 @@ def _aliased(groups: str, aliases: str) -> pl.Expr:
     return pl.struct(groups, aliases).map_batches(add, return_dtype=pl.List(pl.List(pl.String)))
 
 
-def _covered(
-    parsed: pl.DataFrame, cands: pl.DataFrame, aliases: pl.DataFrame | None = None, heads: pl.DataFrame | None = None
-) -> pl.DataFrame:
+def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, context: pl.DataFrame | None = None) -> pl.DataFrame:
     """The candidates with their question's keyword groups (`_groups`), the share of them each holds
     in its text, headings or document name (`_coverage`) and whether it holds one of those that do
-    not name its document (`_topical`). A name word of the question is also found as the name its
-    candidate's contract defines for it (`aliases`: `defined_names`), and in every sentence of a
-    contract whose head holds it (`heads`: `contract_heads`)."""
+    not name its document (`_topical`). With the `context` of its contract (`contract_context`), a
+    name word of the question is also found as the name the contract defines for it, and in every
+    sentence of a contract whose head holds it."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = cands.join(groups, on="query_id", how="left").join(
         parsed.select(pl.col("id").alias("query_id"), _names().alias("_scope")), on="query_id", how="left"
     )
-    if aliases is not None and aliases.height:
-        per_doc = aliases.group_by("query_id", "doc_id").agg(pl.struct("_word", "_alias").alias("_aliases"))
-        cands = (
-            cands.join(per_doc, on=["query_id", "doc_id"], how="left", maintain_order="left")
-            .with_columns(_aliased("_groups", "_aliases").alias("_groups"))
-            .drop("_aliases")
-        )
-    if heads is None or heads.is_empty():
-        heads = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "_held": pl.String, "_head": pl.String})
-    cands = cands.join(heads, on=["query_id", "doc_id"], how="left", maintain_order="left")
+    context = pl.DataFrame(schema=CONTRACT_CONTEXT) if context is None else context
+    cands = (
+        cands.join(context, on=["query_id", "doc_id"], how="left", maintain_order="left")
+        .with_columns(_aliased("_groups", "_aliases").alias("_groups"))
+        .drop("_aliases")
+    )
     scope = pl.concat_str(
         [pl.col("_scope"), pl.col("document").str.replace_all(r"[/_.\-]", " "), pl.col("_head")], separator=" ", ignore_nulls=True
     )
@@ -1017,12 +1019,10 @@ def _covered(
     )
 
 
-def _about(
-    parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, aliases: pl.DataFrame | None = None, heads: pl.DataFrame | None = None
-) -> pl.DataFrame:
+def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, context: pl.DataFrame | None = None) -> pl.DataFrame:
     """(query_id, _rank, _coverage, unit columns): of the questions' `ranked` candidates, the first
     `depth` that hold at least MIN_COVERAGE of its keyword groups and are topical (`_covered`)."""
-    covered = _covered(parsed, ranked.filter(pl.col("_rank") < depth), aliases, heads)
+    covered = _covered(parsed, ranked.filter(pl.col("_rank") < depth), context)
     return covered.filter((pl.col("_coverage") >= MIN_COVERAGE) & pl.col("_topical"))
 
 
@@ -1091,6 +1091,12 @@ DEFINITIONS = (
 )
 
 
+def _in_first_documents(ranked: pl.DataFrame) -> pl.DataFrame:
+    """The `ranked` candidates in the documents of their question's SHOWN_DOCUMENTS best ranked."""
+    docs = ranked.filter(pl.col("_rank") < SHOWN_DOCUMENTS).select("query_id", "doc_id").unique()
+    return ranked.join(docs, on=["query_id", "doc_id"], how="semi")
+
+
 def _showing(
     ranked: pl.DataFrame, patterns: pl.DataFrame, strongest_first: bool = False, units: pl.DataFrame | None = None
 ) -> pl.DataFrame:
@@ -1100,9 +1106,8 @@ def _showing(
     lines of their own, the party's name in the address rather than the question's words), a term's
     definition (with `strongest_first`, a match of an earlier pattern first, whatever its rank).
     Quoted whole for prose, by the matching line otherwise."""
-    docs = ranked.filter(pl.col("_rank") < SHOWN_DOCUMENTS).select("query_id", "doc_id").unique()
     lines = (
-        _lines(ranked.join(docs, on=["query_id", "doc_id"], how="semi").join(patterns, on="query_id"), pl.col("text").str.split("\n"))
+        _lines(_in_first_documents(ranked).join(patterns, on="query_id"), pl.col("text").str.split("\n"))
         .with_columns(pl.int_ranges(pl.col("_pats").list.len()).alias("_pat_i"))
         .explode("_pats", "_pat_i")
         .with_columns(pl.col("_line").str.extract(pl.col("_pats"), 0).alias("_value"))
@@ -1176,8 +1181,8 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # document name, a party's name also as the name its contract defines for it ("Reseller") or in
     # any clause of the contract naming it in its head
     first = ranked.filter(pl.col("_rank") < TOP_K)
-    heads = contract_heads(parsed, first, units)
-    cands = _about(parsed, ranked, aliases=defined_names(parsed, first, units), heads=heads)
+    context = contract_context(parsed, first, units)
+    cands = _about(parsed, ranked, context=context)
     # a yes/no question is decided by the sentence stating the rule itself: of the candidates holding
     # as many of its words with their headings, the one holding most in its own text (`_own`) comes
     # first ("Can a shared library package be marked Essential?": "A shared library package must not
@@ -1194,9 +1199,10 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # of the confirmed candidates, the one with most of the question's words (for a yes/no question,
     # then most in its own text), then the best ranked
     # (development set: 39 of 161 right instead of 36 for the best ranked alone, declines unchanged)
+    questions = parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_question"), *_bounded("question"))
     best = (
         confirmed.filter(pl.col("_confirmed"))
-        .join(parsed.select(pl.col("id").alias("query_id"), pl.col("question").alias("_question")), on="query_id", how="left")
+        .join(questions, on="query_id", how="left")
         .filter(_not_a_party_listing("_question"))
         .with_columns(_fits().alias("_fits"))
         .sort(["query_id", "_fits", "_names_it", "_coverage", "_own", "_rank"], descending=[False, True, True, True, True, False])
@@ -1231,7 +1237,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # still nothing: the first candidate answers when it stands out from the second
     rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti").filter(~SHOWN)
     if rest.height:
-        best = pl.concat([best, _standing_out(rest, ranked, dictionary, heads).select(CHOSEN)])
+        best = pl.concat([best, _standing_out(rest, ranked, dictionary, context).select(CHOSEN)])
     return _answers(parsed, _past_labels(best, parsed, units))
 
 
@@ -1285,7 +1291,7 @@ GAP_WEIGHT, STANDOUT = 0.67, 0.8
 VALUE_TYPES = ("amount", "percentage", "count")
 
 
-def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, heads: pl.DataFrame | None = None) -> pl.DataFrame:
+def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, context: pl.DataFrame | None = None) -> pl.DataFrame:
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
     label (`_short`: "Table of Contents", "The troublemakers.") neither answers nor is the second:
@@ -1300,7 +1306,7 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     )
     second = first.filter(pl.col("_rank") == 1).select("query_id", pl.col("score").alias("_second"))
     top = first.filter((pl.col("_rank") == 0) & _not_a_party_listing("_q")).drop("_q")
-    top = _covered(parsed, top.join(second, on="query_id", how="left"), heads=heads)
+    top = _covered(parsed, top.join(second, on="query_id", how="left"), context)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     return _quoted_whole(_showing_value(top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical")), dictionary))
 
@@ -1309,9 +1315,8 @@ def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) 
     """For each question of `parsed`, its best ranked candidate in the documents of its
     SHOWN_DOCUMENTS best ranked that holds every one of its keyword groups and shows a number
     (`_showing_value`)."""
-    mine = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
-    docs = mine.filter(pl.col("_rank") < SHOWN_DOCUMENTS).select("query_id", "doc_id").unique()
-    whole = _covered(parsed, mine.join(docs, on=["query_id", "doc_id"], how="semi")).filter(pl.col("_coverage") >= WHOLE_COVERAGE)
+    mine = _in_first_documents(ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi"))
+    whole = _covered(parsed, mine).filter(pl.col("_coverage") >= WHOLE_COVERAGE)
     return _showing_value(whole, dictionary).sort("query_id", "_rank").group_by("query_id", maintain_order=True).first()
 
 
@@ -1342,29 +1347,34 @@ def _bounds(text: pl.Expr, words: str) -> pl.Expr:
     return _ungrouped(text).str.extract_all(bound).list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)$", 1))
 
 
-def _same_bound(question: pl.Expr, text: pl.Expr) -> pl.Expr:
-    """Whether the text does not bound the other way an amount the question bounds: asked about
-    purchases "over $25,000" (or "de plus de 25 000 $"), "Purchases over $5,000 and up to $25,000
-    ..." does, "Purchases over $25,000 must be ..." does not."""
+def _bounded(question: str) -> list[pl.Expr]:
+    """The amounts a question (a column) bounds from below (`_q_over`) and from above (`_q_under`),
+    read once per question for `_same_bound`."""
+    return [_bounds(pl.col(question), OVER).alias("_q_over"), _bounds(pl.col(question), UNDER).alias("_q_under")]
 
-    def crossed(asked: str, other: str) -> pl.Expr:
-        against = _bounds(question, asked).list.set_intersection(_bounds(text, other)).list.len() > 0
-        along = _bounds(question, asked).list.set_intersection(_bounds(text, asked)).list.len() > 0
-        return against & ~along
 
-    return ~crossed(OVER, UNDER) & ~crossed(UNDER, OVER)
+def _same_bound(text: pl.Expr) -> pl.Expr:
+    """Whether the text does not bound the other way an amount its question bounds (`_bounded`):
+    asked about purchases "over $25,000" (or "de plus de 25 000 $"), "Purchases over $5,000 and up to
+    $25,000 ..." does, "Purchases over $25,000 must be ..." does not."""
+    over, under = _bounds(text, OVER), _bounds(text, UNDER)
+
+    def crossed(asked: pl.Expr, along: pl.Expr, against: pl.Expr) -> pl.Expr:
+        return (asked.list.set_intersection(against).list.len() > 0) & (asked.list.set_intersection(along).list.len() == 0)
+
+    return ~crossed(pl.col("_q_over"), over, under) & ~crossed(pl.col("_q_under"), under, over)
 
 
 def _fits() -> pl.Expr:
-    """Whether a candidate (text) fits its question (_question) beyond its words: it denies when the
-    question does ("Which files don't need to be copied?": "... need not be included", not "... must
-    all be included"), it states a condition when the question asks for one, a cause when it asks
-    why, and it bounds the question's amounts the same way (`_same_bound`)."""
+    """Whether a candidate (text) fits its question (_question, `_bounded`) beyond its words: it
+    denies when the question does ("Which files don't need to be copied?": "... need not be
+    included", not "... must all be included"), it states a condition when the question asks for
+    one, a cause when it asks why, and it bounds the question's amounts the same way (`_same_bound`)."""
     q = pl.col("_question")
     denied = ~_denies(q) | _denies(pl.col("text"))
     conditioned = ~q.str.contains(CONDITION_QUESTION) | pl.col("text").str.contains(CONDITION)
     caused = ~q.str.contains(WHY_QUESTION) | pl.col("text").str.contains(CAUSE)
-    return denied & conditioned & caused & _same_bound(q, pl.col("text"))
+    return denied & conditioned & caused & _same_bound(pl.col("text"))
 
 
 def _not_a_party_listing(question: str) -> pl.Expr:
