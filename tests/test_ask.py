@@ -1175,3 +1175,28 @@ def test_a_part_is_answered_from_the_document_both_names_of_the_whole_question_h
     parts = wb.ask([asked])["sub_answers"][0]
     assert [p["document"] for p in parts] == ["maintenance.txt", "maintenance.txt"], parts
     assert "thirty (30) days written notice" in parts[1]["quote"]
+
+
+def test_a_concept_named_by_a_word_the_corpus_lacks_is_searched_by_the_concepts_words_it_holds(tmp_path, root):
+    """The policy never says "food": it says "meal". "How much can I spend on food per day?" is
+    searched with the meals concept's words the corpus holds, so the meal limit ranks above the
+    sentences about spending that share the question's own words; a question naming the concept by
+    the corpus's own word ("meal") is searched as asked."""
+    spend = "".join(
+        f"Spend on {w} per project must be reported each day to the finance team, up to ${n} in total.\n\n"
+        for w, n in (
+            ("software", 900),
+            ("hardware", 800),
+            ("consulting", 700),
+            ("printing", 600),
+            ("training", 500),
+            ("licences", 400),
+            ("courier services", 300),
+            ("temporary staff", 200),
+            ("office rent", 100),
+        )
+    )
+    policy = "# Spending\n\n" + spend + "# Travel\n\nEmployees may claim meal costs up to $85 per day when travelling.\n"
+    wb = _small_corpus(tmp_path, root, {"expense_policy.md": policy})
+    got = wb.ask(["How much can I spend on food per day?", "How much can I spend on a meal per day?"])
+    assert got["quote"].to_list() == ["Employees may claim meal costs up to $85 per day when travelling."] * 2, got.rows()

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ..affordances.sentences import all_sentences
-from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts
+from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, terms_expr
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS
 from ..evaluation.qspace import selected_leaves
@@ -272,7 +272,12 @@ def _search_text(parsed: pl.DataFrame, dictionary: Dictionary | None = None) -> 
             .sort("id", "concept", "language")
             .select("id", "text")
         )
-    extra = pl.concat([own, heads]).group_by("id", maintain_order=True).agg(pl.col("text").str.join(" "))
+    bridge = (
+        parsed.select("id", pl.col("_bridge").alias("text")).explode("text").drop_nulls("text")
+        if "_bridge" in parsed.columns
+        else heads.clear()
+    )
+    extra = pl.concat([own, heads, bridge]).group_by("id", maintain_order=True).agg(pl.col("text").str.join(" "))
     return (
         parsed.select("id", "question")
         .join(extra, on="id", how="left")
@@ -384,12 +389,48 @@ def in_scope() -> pl.Expr:
     )
 
 
+BRIDGE = 2  # corpus variants searched for a concept the question names only by words the corpus lacks
+
+
+def _bridged(parsed: pl.DataFrame, dictionary: Dictionary, texts: pl.Series) -> pl.DataFrame:
+    """The questions with `_bridge`: for each dictionary concept a question names only by words no
+    sentence of the corpus holds as the search reads them (stemmed terms: "food", of a policy that
+    says "meal"), the concept's BRIDGE best variants that the corpus does hold, searched with the
+    question. A concept the question names by a word of the corpus adds nothing: its own word ranks
+    better than a variant would."""
+    vocab = pl.DataFrame({"t": texts}).select(terms_expr("t").alias("w")).explode("w").drop_nulls().unique()["w"].implode()
+
+    def held(frame: pl.DataFrame, col: str) -> pl.DataFrame:  # whether the corpus holds every term of the text
+        terms = terms_expr(col)
+        return frame.with_columns(((terms.list.len() > 0) & terms.list.eval(pl.element().is_in(vocab)).list.all()).alias("_held"))
+
+    kw = _question_keywords(parsed).filter((pl.col("source") == "expert_dictionary") & pl.col("in_question"))
+    lacking = held(kw, "text").group_by("id", "semantic_group").agg(pl.col("_held").any()).filter(~pl.col("_held"))
+    if lacking.is_empty():
+        return parsed
+    variants = (
+        held(dictionary.keywords.sort("concept", "priority", "keyword"), "keyword")
+        .filter(pl.col("_held"))
+        .group_by("concept", maintain_order=True)
+        .head(BRIDGE)
+        .select(pl.col("concept").alias("semantic_group"), "keyword")
+    )
+    bridge = (
+        lacking.join(variants, on="semantic_group")
+        .sort("id", "semantic_group", maintain_order=True)
+        .group_by("id", maintain_order=True)
+        .agg(pl.col("keyword").alias("_bridge"))
+    )
+    return parsed.join(bridge, on="id", how="left")
+
+
 def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     """Parse and answer; one row per question (schema ANSWERS). `units` and `leaves` are the
     corpus's sentences (`units`) and its trees' evidence leaves (`leaf_intents`). A misspelt word is
     searched as the corpus word it was meant to be (`spelling`); the answer shows the question as asked."""
     texts = [valid_text(q) for q in ([questions] if isinstance(questions, str) else questions)]
     parsed = parse_questions(corrected(texts, units["text"]), dictionary)
+    parsed = _bridged(parsed, dictionary, units["text"])
     asked = pl.DataFrame({"id": parsed["id"], "question": pl.Series(texts, dtype=pl.String)})
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a unified one (coordinated nouns: "both a Vcs-Git and a Vcs-Svn
