@@ -1177,6 +1177,25 @@ def test_a_part_is_answered_from_the_document_both_names_of_the_whole_question_h
     assert "thirty (30) days written notice" in parts[1]["quote"]
 
 
+def test_an_amount_in_any_common_currency_answers_a_question_for_an_amount(tmp_path, root):
+    """ "RMB 1,000,000", "¥ 500,000" and "2,000,000 rupees" are amounts as "$85" is: a question asking how
+    much is answered by the sentence stating one, not by the one ranked above it that only says where
+    the amount is set out ("... are set forth in Appendix 2")."""
+    agreement = (
+        "# Licence fees\n\nTerms of Payment: the licensee agrees to pay the licensor the annual licence fees, and the "
+        "specified amount of the annual licence fees and the form of payment are set forth in Appendix 2.\n\n"
+        "The licensee shall pay the annual licence fee of RMB 1,000,000 to the licensor.\n\n"
+        "# Services\n\nThe annual support fee is ¥ 500,000 per year.\n\n"
+        "The annual training fee is 2,000,000 rupees.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"licence_agreement.md": agreement})
+    got = wb.ask(["How much is the annual licence fee?", "How much is the annual support fee?", "How much is the annual training fee?"])
+    assert got["answer_type"].to_list() == ["amount"] * 3
+    assert "RMB 1,000,000" in got["quote"][0], got.row(0, named=True)
+    assert "¥ 500,000" in got["quote"][1], got.row(1, named=True)
+    assert "2,000,000 rupees" in got["quote"][2], got.row(2, named=True)
+
+
 def test_a_concept_named_by_a_word_the_corpus_lacks_is_searched_by_the_concepts_words_it_holds(tmp_path, root):
     """The policy never says "food": it says "meal". "How much can I spend on food per day?" is
     searched with the meals concept's words the corpus holds, so the meal limit ranks above the
