@@ -1219,3 +1219,17 @@ def test_a_concept_named_by_a_word_the_corpus_lacks_is_searched_by_the_concepts_
     wb = _small_corpus(tmp_path, root, {"expense_policy.md": policy})
     got = wb.ask(["How much can I spend on food per day?", "How much can I spend on a meal per day?"])
     assert got["quote"].to_list() == ["Employees may claim meal costs up to $85 per day when travelling."] * 2, got.rows()
+
+
+def test_a_month_and_year_written_with_a_comma_is_a_date(tmp_path, root):
+    """ "Released January, 2020." states a date as "Released January 2020." does: of a changelog's
+    entries, the one under the version asked about answers, not the document's own release line,
+    which a full date confirms but which is about another version."""
+    changelog = (
+        "# Upgrading checklist\n\nThis is Example Policy version 4.6.2.0, released on 2022-12-17.\n\n"
+        "## Version 4.5.0\n\nReleased January, 2020.\n\nThe policy version 4.5.0 adds a section on services.\n\n"
+        "## Version 4.4.0\n\nReleased July, 2019.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"upgrading_checklist.md": changelog})
+    got = wb.ask(["When was Policy version 4.5.0 released?"])
+    assert got["answer_type"][0] == "date" and got["quote"][0] == "Released January, 2020.", got.row(0, named=True)
