@@ -1233,3 +1233,18 @@ def test_a_month_and_year_written_with_a_comma_is_a_date(tmp_path, root):
     wb = _small_corpus(tmp_path, root, {"upgrading_checklist.md": changelog})
     got = wb.ask(["When was Policy version 4.5.0 released?"])
     assert got["answer_type"][0] == "date" and got["quote"][0] == "Released January, 2020.", got.row(0, named=True)
+
+
+def test_how_a_measure_is_calculated_is_answered_by_its_definition_not_its_value(tmp_path, root):
+    """ "How is churn rate calculated?" asks for the definition of churn rate: the catalogue row naming
+    it after its id ("metric_id = MET-007; metric_name = Churn rate; definition = ..."), not the report's
+    "Churn rate: 3.1% (target: 3.0%).", which states its value after a colon as a definition would."""
+    report = "# Quarterly report\n\nChurn rate: 3.1% (target: 3.0%).\n\nThe churn rate rose because two large customers left.\n"
+    catalog = (
+        "metric_id,metric_name,definition\n"
+        "MET-006,Gross margin,Revenue minus cost of goods sold divided by revenue\n"
+        "MET-007,Churn rate,Customers lost in the period divided by customers at the start of the period\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"quarterly_report.md": report, "metric_catalog.csv": catalog})
+    got = wb.ask(["How is churn rate calculated?"])
+    assert "Customers lost in the period divided by customers at the start" in got["quote"][0], got.row(0, named=True)

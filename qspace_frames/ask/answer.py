@@ -1119,16 +1119,19 @@ def _recipient() -> pl.Expr:
 SHOWN_DEPTH = 100  # candidates ranked per question, deep enough to find a contact value or a definition ...
 SHOWN_DOCUMENTS = 3  # ... in the documents of this many best ranked
 # the definitions of the term `{t}` (regex-escaped), strongest first: '"Trigger Date" shall mean ...',
-# 'high: Items that ...', '... is called type design'; then a sentence opening with the term and
-# "is" or "are" ('A native source package is one that ...')
+# 'high: Items that ...' (not 'Days sales outstanding: 47 days', a value), '... is called type
+# design'; then a sentence opening with the term and "is" or "are" ('A native source package is one that ...')
 DEFINITIONS = (
     r"(?i)(?:^|[\s\"“'‘(])(?:the |a |an )?{t}[\"”'’)]?\s*(?:\([^)]{{0,60}}\)\s*)?,?\s*"
-    r"(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to|:)\s"
+    r"(?:(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to)\s|:\s+[^\d\s$€£])"
     r"|(?i)\b(?:is|are) called (?:the |a |an )?{t}\b",
     r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?\s+(?:is|are)\s",
     # ... then a table row whose first cell is the term and the next what it means ("| high | Items
-    # that don't have a reasonable default.", "Row 3: Priority = high; Description = Items ...")
-    r"(?i)^\s*\|\s*[\"“'‘`]?{t}[\"”'’`]?\s*\|\s*\S|(?i)^Row \d+:\s*[^=;\n]{{1,40}}=\s*[\"“'‘`]?{t}[\"”'’`]?\s*;\s*[^=;\n]{{1,40}}=\s*\S",
+    # that don't have a reasonable default.", "Row 3: Priority = high; Description = Items ..."), the
+    # term's cell possibly after up to three others ("Row 12: metric_id = MET-012; metric_name = Days
+    # sales outstanding; definition = Average trade receivables ...")
+    r"(?i)^\s*\|\s*[\"“'‘`]?{t}[\"”'’`]?\s*\|\s*\S"
+    r"|(?i)^Row \d+:(?:\s*[^=;\n]{{1,40}}=[^;\n]*;){{0,3}}\s*[^=;\n]{{1,40}}=\s*[\"“'‘`]?{t}[\"”'’`]?\s*;\s*[^=;\n]{{1,40}}=\s*\S",
 )
 
 

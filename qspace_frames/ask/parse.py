@@ -902,6 +902,8 @@ DEFINES = (
     rf"(?i)^\s*what (?:is|are) (?:the |a |an )?[{_Q}]([^?{_QE}]+)[{_QE}]",
     r"(?i)\bwhat counts as (?:a |an |the )?([^?,]{2,60}?)\s*\?*$",
     r"(?i)^\s*(?:what is|what's|define) (?:a |an )?([^?,]{2,40}?)\s*\?*$",
+    # the way a measure is worked out is its definition ("How is days sales outstanding calculated?")
+    r"(?i)^\s*how (?:is|are) (?:the |a |an )?([^?,]{2,60}?) (?:calculated|computed|measured|worked out)\s*\?*$",
 )
 NOT_TERMS = r"(?i)^(?:(?:it|this|that|they|these|those|there|a|an)$|the\b)"  # "what is the cap?" asks for a value
 
