@@ -1248,3 +1248,16 @@ def test_how_a_measure_is_calculated_is_answered_by_its_definition_not_its_value
     wb = _small_corpus(tmp_path, root, {"quarterly_report.md": report, "metric_catalog.csv": catalog})
     got = wb.ask(["How is churn rate calculated?"])
     assert "Customers lost in the period divided by customers at the start" in got["quote"][0], got.row(0, named=True)
+
+
+def test_which_things_count_as_a_quoted_term_is_answered_by_the_terms_definition(tmp_path, root):
+    """ "Which licenses count as a 'Covered License'?" asks for the definition of the quoted term:
+    "'Covered License' means ...", not a sentence that only uses the term."""
+    commitment = (
+        "# Commitment\n\nAs used here, the term 'this License' refers to the specific Covered License being enforced.\n\n"
+        "'Covered License' means the GNU General Public License, version 2, and the GNU Lesser General Public License, "
+        "version 2.1.\n\nWe will not enforce a Covered License against a licensee who cures a violation in time.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"gpl_commitment.md": commitment})
+    got = wb.ask(["Which licenses count as a 'Covered License' in the commitment?"])
+    assert got["quote"][0].startswith("'Covered License' means the GNU General Public License"), got.row(0, named=True)

@@ -901,6 +901,8 @@ DEFINES = (
     r"(?: (?:restriction|priority|field|term|clause|flag|option))? (?:mean|stand for)\b",
     rf"(?i)^\s*what (?:is|are) (?:the |a |an )?[{_Q}]([^?{_QE}]+)[{_QE}]",
     r"(?i)\bwhat counts as (?:a |an |the )?([^?,]{2,60}?)\s*\?*$",
+    # "Which licenses count as a 'Covered License' ...?": the quoted term is defined
+    rf"(?i)\b(?:which|what) [\w -]{{1,40}}? (?:counts?|qualif(?:y|ies)) as (?:a |an |the )?[{_Q}]([^?{_QE}]+)[{_QE}]",
     r"(?i)^\s*(?:what is|what's|define) (?:a |an )?([^?,]{2,40}?)\s*\?*$",
     # the way a measure is worked out is its definition ("How is days sales outstanding calculated?")
     r"(?i)^\s*how (?:is|are) (?:the |a |an )?([^?,]{2,60}?) (?:calculated|computed|measured|worked out)\s*\?*$",
