@@ -393,31 +393,35 @@ BRIDGE = 2  # corpus variants searched for a concept the question names only by 
 
 
 def _bridged(parsed: pl.DataFrame, dictionary: Dictionary, texts: pl.Series) -> pl.DataFrame:
-    """The questions with `_bridge`: for each dictionary concept a question names only by words no
-    sentence of the corpus holds as the search reads them (stemmed terms: "food", of a policy that
-    says "meal"), the concept's BRIDGE best variants that the corpus does hold, searched with the
-    question. A concept the question names by a word of the corpus adds nothing: its own word ranks
-    better than a variant would."""
-    vocab = pl.DataFrame({"t": texts}).select(terms_expr("t").alias("w")).explode("w").drop_nulls().unique()["w"].implode()
-
-    def held(frame: pl.DataFrame, col: str) -> pl.DataFrame:  # whether the corpus holds every term of the text
-        terms = terms_expr(col)
-        return frame.with_columns(((terms.list.len() > 0) & terms.list.eval(pl.element().is_in(vocab)).list.all()).alias("_held"))
-
+    """The questions with `_bridge`: for each dictionary concept a question names only by words the
+    corpus lacks as the search reads them (stemmed terms: "food", of a policy that says "meal"), the
+    concept's BRIDGE best variants that the corpus does hold, searched with the question. A concept
+    the question names by a word of the corpus adds nothing: its own word ranks better than a variant
+    would. A term counts as held where some text contains it, even inside a longer word: one pass over
+    the corpus for the few terms at stake (tokenising a corpus of contracts took seconds)."""
     kw = _question_keywords(parsed).filter((pl.col("source") == "expert_dictionary") & pl.col("in_question"))
-    lacking = held(kw, "text").group_by("id", "semantic_group").agg(pl.col("_held").any()).filter(~pl.col("_held"))
-    if lacking.is_empty():
+    if kw.is_empty():
         return parsed
+    kw = kw.select("id", "semantic_group", terms_expr("text").alias("_terms"))
     variants = (
-        held(dictionary.keywords.sort("concept", "priority", "keyword"), "keyword")
-        .filter(pl.col("_held"))
-        .group_by("concept", maintain_order=True)
-        .head(BRIDGE)
-        .select(pl.col("concept").alias("semantic_group"), "keyword")
+        dictionary.keywords.join(kw.select(pl.col("semantic_group").alias("concept")).unique(), on="concept")
+        .select(pl.col("concept").alias("semantic_group"), "priority", "keyword", terms_expr("keyword").alias("_terms"))
+        .sort("semantic_group", "priority", "keyword")
     )
+    stems = pl.concat([kw["_terms"], variants["_terms"]]).explode().drop_nulls().unique().sort().to_list()
+    present = (
+        texts.str.extract_many(stems, ascii_case_insensitive=True, overlapping=True)
+        .explode()
+        .drop_nulls()
+        .str.to_lowercase()
+        .unique()
+        .implode()
+    )
+    held = (pl.col("_terms").list.len() > 0) & pl.col("_terms").list.eval(pl.element().is_in(present)).list.all()
+    lacking = kw.group_by("id", "semantic_group").agg(held.any().alias("_held")).filter(~pl.col("_held"))
     bridge = (
-        lacking.join(variants, on="semantic_group")
-        .sort("id", "semantic_group", maintain_order=True)
+        lacking.join(variants.filter(held).group_by("semantic_group", maintain_order=True).head(BRIDGE), on="semantic_group")
+        .sort("id", "semantic_group", "priority", "keyword")
         .group_by("id", maintain_order=True)
         .agg(pl.col("keyword").alias("_bridge"))
     )
