@@ -1188,8 +1188,13 @@ def test_an_amount_in_any_common_currency_answers_a_question_for_an_amount(tmp_p
         "# Services\n\nThe annual support fee is ¥ 500,000 per year.\n\n"
         "The annual training fee is 2,000,000 rupees.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"licence_agreement.md": agreement})
-    got = wb.ask(["How much is the annual licence fee?", "How much is the annual support fee?", "How much is the annual training fee?"])
+    got = _asked(
+        tmp_path,
+        root,
+        "licence_agreement.md",
+        agreement,
+        ["How much is the annual licence fee?", "How much is the annual support fee?", "How much is the annual training fee?"],
+    )
     assert got["answer_type"].to_list() == ["amount"] * 3
     assert "RMB 1,000,000" in got["quote"][0], got.row(0, named=True)
     assert "¥ 500,000" in got["quote"][1], got.row(1, named=True)
@@ -1216,8 +1221,9 @@ def test_a_concept_named_by_a_word_the_corpus_lacks_is_searched_by_the_concepts_
         )
     )
     policy = "# Spending\n\n" + spend + "# Travel\n\nEmployees may claim meal costs up to $85 per day when travelling.\n"
-    wb = _small_corpus(tmp_path, root, {"expense_policy.md": policy})
-    got = wb.ask(["How much can I spend on food per day?", "How much can I spend on a meal per day?"])
+    got = _asked(
+        tmp_path, root, "expense_policy.md", policy, ["How much can I spend on food per day?", "How much can I spend on a meal per day?"]
+    )
     assert got["quote"].to_list() == ["Employees may claim meal costs up to $85 per day when travelling."] * 2, got.rows()
 
 
@@ -1230,8 +1236,7 @@ def test_a_month_and_year_written_with_a_comma_is_a_date(tmp_path, root):
         "## Version 4.5.0\n\nReleased January, 2020.\n\nThe policy version 4.5.0 adds a section on services.\n\n"
         "## Version 4.4.0\n\nReleased July, 2019.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"upgrading_checklist.md": changelog})
-    got = wb.ask(["When was Policy version 4.5.0 released?"])
+    got = _asked(tmp_path, root, "upgrading_checklist.md", changelog, ["When was Policy version 4.5.0 released?"])
     assert got["answer_type"][0] == "date" and got["quote"][0] == "Released January, 2020.", got.row(0, named=True)
 
 
@@ -1258,6 +1263,5 @@ def test_which_things_count_as_a_quoted_term_is_answered_by_the_terms_definition
         "'Covered License' means the GNU General Public License, version 2, and the GNU Lesser General Public License, "
         "version 2.1.\n\nWe will not enforce a Covered License against a licensee who cures a violation in time.\n"
     )
-    wb = _small_corpus(tmp_path, root, {"gpl_commitment.md": commitment})
-    got = wb.ask(["Which licenses count as a 'Covered License' in the commitment?"])
+    got = _asked(tmp_path, root, "gpl_commitment.md", commitment, ["Which licenses count as a 'Covered License' in the commitment?"])
     assert got["quote"][0].startswith("'Covered License' means the GNU General Public License"), got.row(0, named=True)
