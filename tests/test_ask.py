@@ -8,6 +8,7 @@ import jsonschema
 import polars as pl
 import pytest
 
+from qspace_frames.ask import answer as answer_mod
 from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_context, to_json, to_text
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import parse_questions
@@ -1265,3 +1266,26 @@ def test_which_things_count_as_a_quoted_term_is_answered_by_the_terms_definition
     )
     got = _asked(tmp_path, root, "gpl_commitment.md", commitment, ["Which licenses count as a 'Covered License' in the commitment?"])
     assert got["quote"][0].startswith("'Covered License' means the GNU General Public License"), got.row(0, named=True)
+
+
+def test_a_candidate_holding_every_word_of_the_question_is_looked_for_below_the_first_ones():
+    """Of "Which targets must debian/rules implement?", the sentence saying which targets it must
+    implement is ranked 14th, below sentences of its section about targets: it is still a candidate,
+    looked for down to twice the usual depth (TOP_K), while a sentence there holding only some of the
+    question's words is not."""
+    parsed = parse_questions(["Which targets must debian/rules implement?"], load_dictionary())
+    texts = [f"The {w} targets are listed in the index." for w in ("clean", "test", "lint", "docs", "bench", "dist", "check", "format")]
+    texts += ["Targets may depend on other targets."] * 5 + ["Every package must implement the following targets: clean, binary and build."]
+    texts += ["The targets are called by dpkg-buildpackage."]
+    ranked = pl.DataFrame(
+        {
+            "query_id": "q1",
+            "_rank": range(len(texts)),
+            "text": texts,
+            "heading_path": [["4.9. Main building script: debian/rules"]] * len(texts),
+            "document": "policy.txt",
+            "doc_id": "d1",
+        }
+    )
+    about = answer_mod._about(parsed, ranked)
+    assert about["_rank"].to_list() == list(range(8)) + [13], about.select("_rank", "_coverage", "text")
