@@ -1087,7 +1087,8 @@ ANCHOR_DEPTH = 2 * TOP_K
 def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     """The answered questions about order (`sequence`): the anchor is the candidate holding most
     of the keyword groups of the step named (`named`, "what comes after X": X, or the question
-    without its ordinal) among its first ANCHOR_DEPTH `ranked` candidates, then the best ranked;
+    without its ordinal) among its first ANCHOR_DEPTH `ranked` candidates (`_about`: twice as deep for
+    one holding them all), then the best ranked;
     the answer is the item read from its document, quoted whole, or the item the anchor itself
     enumerates inline, quoted alone (`sequence.read_inline`)."""
     anchors = (
