@@ -1205,8 +1205,8 @@ def test_an_amount_in_any_common_currency_answers_a_question_for_an_amount(tmp_p
 def test_a_concept_named_by_a_word_the_corpus_lacks_is_searched_by_the_concepts_words_it_holds(tmp_path, root):
     """The policy never says "food": it says "meal". "How much can I spend on food per day?" is
     searched with the meals concept's words the corpus holds, so the meal limit ranks above the
-    sentences about spending that share the question's own words; a question naming the concept by
-    the corpus's own word ("meal") is searched as asked."""
+    sentences about spending that share the question's own words, alone or as a part of a compound
+    question; a question naming the concept by the corpus's own word ("meal") is searched as asked."""
     spend = "".join(
         f"Spend on {w} per project must be reported each day to the finance team, up to ${n} in total.\n\n"
         for w, n in (
@@ -1222,10 +1222,13 @@ def test_a_concept_named_by_a_word_the_corpus_lacks_is_searched_by_the_concepts_
         )
     )
     policy = "# Spending\n\n" + spend + "# Travel\n\nEmployees may claim meal costs up to $85 per day when travelling.\n"
+    asked = ["How much can I spend on food per day?", "How much can I spend on a meal per day?"]
     got = _asked(
-        tmp_path, root, "expense_policy.md", policy, ["How much can I spend on food per day?", "How much can I spend on a meal per day?"]
+        tmp_path, root, "expense_policy.md", policy, [*asked, "Who receives the spend reports, and how much can I spend on food per day?"]
     )
-    assert got["quote"].to_list() == ["Employees may claim meal costs up to $85 per day when travelling."] * 2, got.rows()
+    meal = "Employees may claim meal costs up to $85 per day when travelling."
+    assert got["quote"].to_list()[:2] == [meal] * 2, got.rows()
+    assert got["sub_answers"][2][1]["quote"] == meal, got["sub_answers"][2]  # a part of a compound question too
 
 
 def test_a_month_and_year_written_with_a_comma_is_a_date(tmp_path, root):

@@ -434,7 +434,6 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     searched as the corpus word it was meant to be (`spelling`); the answer shows the question as asked."""
     texts = [valid_text(q) for q in ([questions] if isinstance(questions, str) else questions)]
     parsed = parse_questions(corrected(texts, units["text"]), dictionary)
-    parsed = _bridged(parsed, dictionary, units["text"])
     asked = pl.DataFrame({"id": parsed["id"], "question": pl.Series(texts, dtype=pl.String)})
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a unified one (coordinated nouns: "both a Vcs-Git and a Vcs-Svn
@@ -482,7 +481,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         dictionary,
     )
     # every question, sub-question and anchor ranked at once: the corpus is read and counted once
-    searched = pl.concat([simple_q, sub_parsed, named], how="diagonal_relaxed")
+    searched = _bridged(pl.concat([simple_q, sub_parsed, named], how="diagonal_relaxed"), dictionary, units["text"])
     ranked = _ranked(searched, units, leaves, dictionary, p, SHOWN_DEPTH) if searched.height else None
     rows = [_answer_in_order(ordered, named, ranked, units)] if ordered.height else []
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
