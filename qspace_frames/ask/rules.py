@@ -7,6 +7,20 @@ from __future__ import annotations
 from ..affordances.rules import MONEY
 from ..evaluation.bm25 import STOP_WORDS
 
+# Closed-class words of everyday English that never say what a question is about: the remains of
+# negated and contracted verbs once the apostrophe is gone ("isn't" -> "isn", "whats"), indefinite
+# and reflexive pronouns, and the fillers of chatty questions ("why is cron totally ignoring my job?").
+CLOSED_CLASS = {
+    *("aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "mustn", "needn", "shouldn", "wasn", "weren", "wouldn"),
+    *("cant", "dont", "doesnt", "isnt", "wont", "whats", "thats", "theres", "hows", "whos", "wheres", "ive", "youre", "theyre"),
+    *("someone", "somebody", "anyone", "anybody", "everyone", "everybody", "something", "anything", "everything", "nothing"),
+    *("nobody", "else", "itself", "myself", "yourself", "yourselves", "themselves", "himself", "herself", "ourselves"),
+    *("whatever", "whoever", "whichever"),
+    *("really", "totally", "actually", "basically", "literally", "seriously", "definitely", "pretty", "kinda", "sorta"),
+    *("gonna", "wanna", "gotta", "anyway", "anyways", "maybe", "perhaps", "probably", "hey", "hi", "hello"),
+    *("thanks", "thank", "btw", "pls", "plz", "stuff", "thing", "things", "bunch", "lot", "lots", "like", "ever", "even"),
+}
+
 # Function words of questions: never content (baselines.STOP_WORDS plus question scaffolding,
 # and the commonest French and German function words).
 QUESTION_STOP_WORDS = tuple(
@@ -128,6 +142,7 @@ QUESTION_STOP_WORDS = tuple(
             "bei",
             "zu",
         }
+        | CLOSED_CLASS
     )
 )
 
