@@ -11,7 +11,7 @@ import pytest
 from qspace_frames.ask import answer as answer_mod
 from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_context, to_json, to_text
 from qspace_frames.ask.dictionary import load_dictionary
-from qspace_frames.ask.parse import parse_questions
+from qspace_frames.ask.parse import ORDINAL, parse_questions
 from qspace_frames.ask.sequence import inline_items
 from qspace_frames.corpus.pages import document_text
 from qspace_frames.pipeline import Workbench
@@ -1292,3 +1292,25 @@ def test_a_candidate_holding_every_word_of_the_question_is_looked_for_below_the_
     )
     about = answer_mod._about(parsed, ranked)
     assert about["_rank"].to_list() == list(range(8)) + [13], about.select("_rank", "_coverage", "text")
+
+
+def test_the_nth_piece_of_a_list_after_a_paragraph_not_ending_in_a_colon_is_its_nth_item(tmp_path, root):
+    """A list's lead-in need not end with a colon: the sentence right before its first item leads it
+    in ("... all 4 pieces of paperwork ..." then "1. ..."), and "the second piece of paperwork" is
+    its second item, not the lead-in. An ordinal counting something else stays a word of the
+    anchor: "the first form of the second year" is searched with "second year"."""
+    doc = (
+        "# Advanced leave\n\nYou can request up to 240 hours of advanced leave.\n\n"
+        "## Getting approval\n\nTo get approval, you submit the following paperwork to your supervisor. "
+        "Note: we suggest drafting all 4 pieces of paperwork before routing them for signatures.\n\n"
+        "1. The advanced leave request form, which your supervisor can route for you.\n"
+        "2. An original medical certification signed by your physician.\n"
+        "3. A copy of your timesheet report for the current and previous year.\n"
+        "4. A written explanation of the circumstances that exhausted your leave.\n"
+    )
+    got = _asked(
+        tmp_path, root, "advanced-leave.md", doc, ["What is the second piece of paperwork I need to send when requesting advanced leave?"]
+    )
+    assert got["quote"][0] == "An original medical certification signed by your physician.", got.row(0, named=True)
+    anchor = pl.Series(["What is the first form of the second year?"]).str.replace_all(ORDINAL, " $1$2")
+    assert anchor[0] == "What is the  form of the second year?"

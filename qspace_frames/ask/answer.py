@@ -476,7 +476,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     named = parse_questions(
         ordered.select(
             (pl.col("id") + ANCHOR).alias("id"),
-            pl.coalesce("sequence_after", pl.col("question").str.replace_all(ORDINAL, " $1")).alias("question"),
+            pl.coalesce("sequence_after", pl.col("question").str.replace_all(ORDINAL, " $1$2")).alias("question"),
         ),
         dictionary,
     )

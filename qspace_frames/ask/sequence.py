@@ -42,11 +42,17 @@ def items(units: pl.DataFrame) -> pl.DataFrame:
         | pl.col("_after_marker")
         | pl.col("_step").is_not_null()
     )
-    return u.with_columns(starts.alias("_starts")).with_columns(pl.col("_starts").cast(pl.Int64).cum_sum().over("doc_id").alias("_item"))
+    return u.with_columns(
+        starts.alias("_starts"),
+        # whether the unit after it opens an item that shows it is one (a list follows)
+        LISTED.shift(-1).over("doc_id").fill_null(False).alias("_before_list"),
+    ).with_columns(pl.col("_starts").cast(pl.Int64).cum_sum().over("doc_id").alias("_item"))
 
 
 LISTED = (pl.col("kind") == "list_item") | pl.col("_marker") | pl.col("_step").is_not_null()  # an item that shows it is one
-LEAD_IN = pl.col("text").str.strip_chars().str.ends_with(":")  # "... all of the following:"
+# a list's lead-in: "... all of the following:", or the sentence right before its first item ("Note:
+# we suggest drafting all 4 pieces of paperwork ..." before "1. Advanced Sick Leave Request form")
+LEAD_IN = pl.col("text").str.strip_chars().str.ends_with(":") | (pl.col("_before_list") & ~LISTED)
 
 
 def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
@@ -67,7 +73,8 @@ def read_in_order(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
         .with_columns((~pl.col("_listed")).cast(pl.Int64).cum_sum().over("doc_id").alias("_run"))
     )
     a = anchors.join(
-        it.select("doc_id", "char_start", "_item", "heading_path", "text", "kind", "_marker", "_step"), on=["doc_id", "char_start"]
+        it.select("doc_id", "char_start", "_item", "heading_path", "text", "kind", "_marker", "_step", "_before_list"),
+        on=["doc_id", "char_start"],
     )
     # an anchor outside any list (a procedure's title) in a document numbering its steps ("Step 9: ..."):
     # the Nth or last step is the unit labelled so
