@@ -404,7 +404,7 @@ SAMPLES = {
     "date": ["effective January 1, 2025", "effective 2025-03-01", "published on 3 June 2023", "due 12/31/2025", "since March 2024"],
     "percentage": ["gross margin was 42.5%", "at least 15 percent"],
     "duration": ["within 4 hours", "within 5 business days", "no later than forty-eight (48) hours", "a 30-minute window: 30 min"],
-    "email": ["write to procurement@northwind.example"],
+    "email": ["write to procurement@northwind.example", "contact our officer at dpo[at]github[dot]com", "jane (at) example (dot) org"],
     "iban": ["IBAN DE89 3704 0044 0532 0130 00", "GB29NWBK60161331926819"],
     "role": ["approved by the Chief Financial Officer", "the Procurement Team owns it", "escalate to the CISO", "the direct manager"],
     "count": ["at least three written quotes", "requires 3 quotes"],
