@@ -1314,3 +1314,18 @@ def test_the_nth_piece_of_a_list_after_a_paragraph_not_ending_in_a_colon_is_its_
     assert got["quote"][0] == "An original medical certification signed by your physician.", got.row(0, named=True)
     anchor = pl.Series(["What is the first form of the second year?"]).str.replace_all(ORDINAL, " $1$2")
     assert anchor[0] == "What is the  form of the second year?"
+
+
+def test_a_question_spelling_out_a_documents_file_name_is_answered_from_it(tmp_path, root):
+    """ "the Example Terms of Service" names example-terms-of-service.md: its effective date answers,
+    not the one of the customer agreement, whose line holds more of the question's words."""
+    docs = {
+        "example-terms-of-service.md": "# Terms\n\nEffective date: November 16, 2020.\n\nThank you for using Example.\n",
+        "example-customer-agreement.md": (
+            "# Example Customer Agreement\n\nEffective Date of these Example Terms of Service for customers: August 1, 2024.\n\n"
+            "The customer agreement governs paid plans.\n"
+        ),
+    }
+    wb = _small_corpus(tmp_path, root, docs)
+    (got,) = wb.ask(["What is the effective date of the Example Terms of Service?"]).iter_rows(named=True)
+    assert got["document"] == "example-terms-of-service.md" and "November 16, 2020" in got["quote"], got

@@ -823,7 +823,8 @@ def named_documents(parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     (rules.NAMES after its first word, and those of the whole question a part belongs to) that some
     documents hold and others do not say which documents it is about: it is answered from those
     holding most of them ("Is the Pittsburgh Post-Gazette certified under Safe Harbor?" not from
-    another site's policy). A question with no such name may be answered from any document."""
+    another site's policy). A question with no such name may be answered from any document, and one
+    spelling out a document's file name from that document (`_titled`)."""
     context = pl.col("context").fill_null("") if "context" in parsed.columns else pl.lit("")
     text = pl.concat_str(pl.col("question"), context, separator=" ")
     names = (
@@ -862,7 +863,35 @@ def named_documents(parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
         .select("query_id", "doc_id")
     )
     free = ids.join(counts, on="query_id", how="anti").join(all_docs, how="cross")
-    return pl.concat([counts, free])
+    return _titled(parsed, units, pl.concat([counts, free]))
+
+
+TITLE_WORDS = 3  # words of a document's file name for a question spelling them out to name it (not "policy", "leave")
+
+
+def _words(text: pl.Expr) -> pl.Expr:
+    """The text in lower case, its words separated by single spaces."""
+    return text.str.to_lowercase().str.replace_all(r"[^\p{L}\p{N}]+", " ").str.strip_chars()
+
+
+def _titled(parsed: pl.DataFrame, units: pl.DataFrame, named: pl.DataFrame) -> pl.DataFrame:
+    """`named` (query_id, doc_id), but a question spelling out a document's file name of TITLE_WORDS
+    words or more is answered from the documents so named: "What is the effective date of the GitHub
+    Terms of Service?" from github-terms-of-service.md, not from another of GitHub's agreements
+    whose effective date ranks first."""
+    stems = (
+        units.select("doc_id", "document")
+        .unique()
+        .select("doc_id", _words(pl.col("document").str.replace(r"^.*/", "").str.replace(r"\.[^.]*$", "")).alias("_stem"))
+        .filter(pl.col("_stem").str.count_matches(r"\S+") >= TITLE_WORDS)
+    )
+    asked = parsed.select(pl.col("id").alias("query_id"), (" " + _words(pl.col("question")) + " ").alias("_q"))
+    titled = (
+        asked.join(stems, how="cross")
+        .filter(pl.col("_q").str.contains(" " + pl.col("_stem") + " ", literal=True))
+        .select("query_id", "doc_id")
+    )
+    return pl.concat([titled, named.join(titled, on="query_id", how="anti")])
 
 
 def _type_patterns(dictionary: Dictionary | None) -> pl.DataFrame:
