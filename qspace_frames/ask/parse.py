@@ -863,18 +863,14 @@ SEQUENCE_NOUN = (  # what a list counts ("the second piece of paperwork", "the t
     r"(?:step|thing|item|stage|task|event|action|phase|point|service|deduction|requirement|duty|obligation|one|"
     r"piece|document|form|condition|criteri(?:on|a)|part|rule|exception|factor|reason|question|box|field|line|bullet|entry|entrie)s?"
 )
+NTH = rf"(?:{'|'.join([*ORDINALS, *LAST])}|\d{{1,2}}(?:st|nd|rd|th))"  # "fourth", "final", "3rd"
+COUNTED = rf"(?:[\w-]+\s+){{0,2}}?{SEQUENCE_NOUN}"  # what an ordinal counts, up to two words after it
 # "the fourth task", "the first thing to do", "the final step", "the 3rd item", "step 4 of"
-POSITION = (
-    rf"(?i)\b({'|'.join([*ORDINALS, *LAST])}|\d{{1,2}}(?:st|nd|rd|th))\s+(?:[\w-]+\s+){{0,2}}?{SEQUENCE_NOUN}\b"
-    r"|(?i)\bstep\s+(?:number\s+)?(\d{1,2})\b"
-)
+POSITION = rf"(?i)\b({NTH})\s+{COUNTED}\b" r"|(?i)\bstep\s+(?:number\s+)?(\d{1,2})\b"
 # the position alone, without the noun it counts ("the fourth task" -> "the task", "step 4" -> "step"):
 # what the list's anchor is searched without (no sentence of the list says "fourth"); an ordinal
 # counting anything else stays ("the first thing that happens on a new employee's first day")
-ORDINAL = (
-    rf"(?i)\b(?:{'|'.join([*ORDINALS, *LAST])}|\d{{1,2}}(?:st|nd|rd|th))\s+((?:[\w-]+\s+){{0,2}}?{SEQUENCE_NOUN})\b"
-    r"|(?i)(\bstep)\s+(?:number\s+)?\d{1,2}\b"
-)
+ORDINAL = rf"(?i)\b{NTH}\s+({COUNTED})\b" r"|(?i)(\bstep)\s+(?:number\s+)?\d{1,2}\b"
 # "what comes (right) after X?", "what do I do after X?", "once X, what happens next?"
 AFTER = (
     r"(?i)\b(?:comes?|happens?|follows?|(?:do|should|must|shall)\s+(?:i|you|we|they)\s+do|is\s+done|is\s+next)\b[^?]*?"
