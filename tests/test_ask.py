@@ -530,6 +530,11 @@ VERDICTS = [
         "yes",
     ),
     ("When I leave, what happens to my laptop?", "Laptops must be returned on the last day.", None),
+    # a question's leading condition and a clause about the asker's own doing deny nothing of its own
+    ("If I leave GSA, do I get paid for the comp time I haven't used?", "If you leave GSA, your comp time will be paid out.", "yes"),
+    ("If I don't use my leave, do I lose it?", "Unused annual leave is forfeited at the end of the year.", "yes"),
+    ("Do I have to repay the advance that I didn't spend?", "You must repay any unused travel advance.", "yes"),
+    ("Is it OK if I don't attend the training?", "Annual security training is mandatory for every employee.", "no"),
 ]
 
 

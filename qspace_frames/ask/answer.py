@@ -43,6 +43,7 @@ from .rules import (
     PREAMBLE_CHARS,
     PRONOUNS,
     QUESTION_STOP_WORDS,
+    SIDE_CLAUSE,
     SUB_YEAR,
     UNDER,
     YES_NO_AFTER_CLAUSE,
@@ -674,6 +675,13 @@ def _denies(text: pl.Expr) -> pl.Expr:
     return t.str.replace_all(NOT_DENIAL, " ").str.contains(DENIAL)
 
 
+def _main_clause(question: pl.Expr) -> pl.Expr:
+    """A question without the clauses whose denial is not its own (rules.SIDE_CLAUSE). Python's
+    regular expressions: the rule needs a look-ahead, which Polars' engine has not."""
+    side = re.compile(SIDE_CLAUSE)
+    return question.map_elements(lambda q: side.sub(" ", q), return_dtype=pl.String)
+
+
 def verdict(question: str = "question", quote: str = "quote") -> pl.Expr:
     """A yes/no question's verdict from the sentence quoted for it: "yes" when the quote denies
     exactly when the question does, else "no"; a quote saying something is not required permits it
@@ -684,7 +692,7 @@ def verdict(question: str = "question", quote: str = "quote") -> pl.Expr:
     denied = pl.when(not_required).then(~permits).otherwise(_denies(main))
     return (
         pl.when(_asks_yes_no(question) & pl.col(quote).is_not_null())
-        .then(pl.when(denied == _denies(pl.col(question))).then(pl.lit("yes")).otherwise(pl.lit("no")))
+        .then(pl.when(denied == _denies(_main_clause(pl.col(question)))).then(pl.lit("yes")).otherwise(pl.lit("no")))
         .alias("verdict")
     )
 

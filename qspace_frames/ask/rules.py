@@ -544,6 +544,15 @@ NOT_DENIAL = (
     r"\b(?:no|not) (?:later|earlier|more|less|fewer|sooner) than\b|\bnot only\b|\bwhether or not\b"
     r"|\b(?:that|which|who) (?:is|are|was|were|do|does|did|has|have|had) not\b"
 )
+# what a yes/no question denies outside its main clause, which its verdict does not read: a leading
+# condition ("If I don't use my leave, do I lose it?") and a clause the asker's own doing qualifies a
+# noun with ("do I get paid for the comp time I haven't used?"); after an auxiliary or a conjunction
+# the pronoun is the main clause's subject ("Do I not ...", "Can't I ...", "... and I don't")
+SIDE_CLAUSE = (
+    r"(?i)^\W*(?:if|when|unless|once|after|before|since|while)\b[^,?]*,"
+    r"|\b(?!(?:if|when|unless|that|do|does|did|can|could|will|would|should|shall|may|might|must|why|how|what|where|and|or|but|so|because)\b)"
+    r"[a-z]{3,}\s+(?:that\s+)?(?:i|we)\s+(?:haven't|haven’t|hasn't|didn't|didn’t|don't|don’t|have not|did not|do not|never)\b"
+)
 # a sentence saying something is not required answers "must I ...?" with no, but "may I ...?" with yes
 NOT_REQUIRED = r"\b(?:optional|not required|need not|needn't|not obliged|not necessary|not mandatory|no obligation)\b"
 # a yes/no question after a leading phrase or condition ("Under the Accuray agreement, does Siemens
