@@ -107,6 +107,28 @@ def test_an_amount_the_question_bounds_is_answered_by_the_sentence_bounding_it_t
     assert got["quote"].to_list() == [cfo, cfo, cfo, head]
 
 
+def test_spanish_questions_are_answered_from_an_english_corpus(wb):
+    """Spanish is read as French and German are: its function words, answer-type cues, bounds
+    ("más de", "hasta") and the dictionary's Spanish variants, which bring the English head words
+    to the search; a Spanish word the English corpus lacks ("compras", "hasta") is not taken for a
+    misspelt English one ("compare", "data")."""
+    got = wb.ask(
+        [
+            "¿Quién debe aprobar las compras de más de 25 000 $?",
+            "¿Quién aprueba las compras de hasta 5 000 $?",
+            "¿Cuándo entra en vigor la política de compras?",
+            "¿Quién es el responsable de la política de compras?",
+        ]
+    )
+    assert got["answer_type"].to_list() == ["role", "role", "date", "role"]
+    assert got["quote"].to_list() == [
+        "Purchases over $25,000 must be approved by the Chief Financial Officer.",
+        "Purchases up to $5,000 may be approved by the requester's direct manager.",
+        "This policy is effective January 1, 2025.",
+        "The Procurement Team owns this policy.",
+    ]
+
+
 def test_no_answer_shows_the_nearest_passages_unconfirmed_with_exact_citations(wb):
     """A question nothing confirms is still declined (no quote, no citation), and shows the first
     ranked passages, not labels, each quoted verbatim at its citation's offsets: where the

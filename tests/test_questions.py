@@ -212,7 +212,7 @@ def test_a_keyword_pulls_every_variant_in_every_language(dictionary):
     got = {(k["text"], k["semantic_group"]) for k in row["keywords"] if k["source"] == "expert_dictionary"}
     for concept in ("approval", "purchase"):
         want = dictionary.keywords.filter(pl.col("concept") == concept)
-        assert set(want["language"]) == {"en", "fr", "de"}
+        assert set(want["language"]) == {"en", "fr", "de", "es"}
         for text in want["keyword"]:
             assert (text, concept) in got, (concept, text)
     # weights come from the table
@@ -342,9 +342,9 @@ def test_missing_answer_type_and_missing_file(tmp_path):
 def test_an_edited_dictionary_changes_the_parse(tmp_path):
     d = _copy(tmp_path)
     with (d / "concept_keywords.csv").open("a", encoding="utf-8") as fh:
-        fh.write("hotel,es,alojamiento,2,0.8\n")
+        fh.write("hotel,es,hostería,3,0.6\n")
     row = parse_questions(["What is the hotel cap in Paris?"], load_dictionary(d)).row(0, named=True)
-    assert ("alojamiento", "hotel") in {(k["text"], k["semantic_group"]) for k in row["keywords"]}
+    assert ("hostería", "hotel") in {(k["text"], k["semantic_group"]) for k in row["keywords"]}
 
 
 # ---- robustness ----------------------------------------------------------------------------------

@@ -429,12 +429,19 @@ def _bridged(parsed: pl.DataFrame, dictionary: Dictionary, texts: pl.Series) -> 
     return parsed.join(bridge, on="id", how="left")
 
 
+def _known_words(dictionary: Dictionary) -> frozenset[str]:
+    """The words no spelling correction touches: the expert dictionary's, in every language, and
+    the questions' function words (rules.QUESTION_STOP_WORDS): "compras" is not a misspelt "compare"."""
+    words = dictionary.keywords["keyword"].str.to_lowercase().str.extract_all(r"\w+").explode().drop_nulls().unique()
+    return frozenset(words.to_list()) | frozenset(QUESTION_STOP_WORDS)
+
+
 def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:
     """Parse and answer; one row per question (schema ANSWERS). `units` and `leaves` are the
     corpus's sentences (`units`) and its trees' evidence leaves (`leaf_intents`). A misspelt word is
     searched as the corpus word it was meant to be (`spelling`); the answer shows the question as asked."""
     texts = [valid_text(q) for q in ([questions] if isinstance(questions, str) else questions)]
-    parsed = parse_questions(corrected(texts, units["text"]), dictionary)
+    parsed = parse_questions(corrected(texts, units["text"], _known_words(dictionary)), dictionary)
     asked = pl.DataFrame({"id": parsed["id"], "question": pl.Series(texts, dtype=pl.String)})
     # a conditional question is searched whole (its condition names what it is about; the condition is
     # also its scope), and so is a unified one (coordinated nouns: "both a Vcs-Git and a Vcs-Svn

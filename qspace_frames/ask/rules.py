@@ -21,6 +21,16 @@ CLOSED_CLASS = {
     *("thanks", "thank", "btw", "pls", "plz", "stuff", "thing", "things", "bunch", "lot", "lots", "like", "ever", "even"),
 }
 
+# the commonest Spanish function words, question words and auxiliaries ("¿Quién debe aprobar ...?")
+SPANISH_FUNCTION_WORDS = {
+    *("el", "los", "las", "lo", "una", "unos", "unas", "del", "al", "y", "o", "que", "qué", "quién", "quiénes", "cuál", "cuáles"),
+    *("cuándo", "cuánto", "cuánta", "cuántos", "cuántas", "dónde", "cómo", "por", "para", "con", "sin", "sobre", "se", "su"),
+    *("sus", "mi", "mis", "tu", "tus", "es", "son", "está", "están", "hay", "puedo", "puede", "pueden", "podemos", "debo"),
+    *("debe", "deben", "tengo", "tiene", "tienen", "necesito", "me", "te", "nos", "le", "les", "si", "más", "menos", "muy"),
+    *("este", "esta", "estos", "estas", "ese", "esa", "eso", "esto", "cual", "como", "cuando", "donde", "también", "ya"),
+    *("hasta", "desde", "entre", "pero", "porque", "cada", "todo", "todos", "toda", "todas", "otro", "otra", "usted", "yo"),
+}
+
 # Function words of questions: never content (baselines.STOP_WORDS plus question scaffolding,
 # and the commonest French and German function words).
 QUESTION_STOP_WORDS = tuple(
@@ -143,6 +153,7 @@ QUESTION_STOP_WORDS = tuple(
             "zu",
         }
         | CLOSED_CLASS
+        | SPANISH_FUNCTION_WORDS
     )
 )
 
@@ -218,26 +229,28 @@ _MONEY_WORDS = r"(?:\d[\d,.]*\s?(?:k|m|million|thousand)?\s?(?:eur|euros?|usd|do
 INTENT_CUES: tuple[tuple[str, str, str | None], ...] = (
     (
         "approval_lookup",
-        r"(?i)\bapprov\w*|\bsign(?:s|ed)?[- ]off\b|\bauthori[sz]\w*|\bapprob\w*|\bapprouv\w*|\bgenehmig\w*|\bfreigabe\b|\bfreigeb\w*",
+        r"(?i)\bapprov\w*|\bsign(?:s|ed)?[- ]off\b|\bauthori[sz]\w*|\bapprob\w*|\bapprouv\w*|\bgenehmig\w*|\bfreigabe\b|\bfreigeb\w*"
+        r"|\baprob\w*|\baprueb\w*|\bautoriz\w*",
         None,
     ),
     ("threshold_lookup", MONEY, None),
     (
         "threshold_lookup",
         rf"(?i)\bthresholds?\b|\blimits?\b|\bcaps?\b|\bceilings?\b|\bmaximum\b|\bminimum\b|\bup to\b|\bper diem\b|\ballowance\b|"
-        rf"\bseuils?\b|\bplafonds?\b|\bschwellenwert\w*|\bwertgrenze\w*|\bobergrenze\w*|\b(?:over|above|exceed\w*|more than|less than|under|below|über|plus de)\s+{_MONEY_WORDS}",
+        rf"\bseuils?\b|\bplafonds?\b|\bschwellenwert\w*|\bwertgrenze\w*|\bobergrenze\w*|\bumbral(?:es)?\b|\blímites?\b|\btopes?\b|"
+        rf"\b(?:over|above|exceed\w*|more than|less than|under|below|über|plus de|más de)\s+{_MONEY_WORDS}",
         r"(?i)\btime limits?\b|\bspeed limits?\b",
     ),
     (
         "owner_lookup",
         r"(?i)\bowners?\b|\bowns\b|\bowned by\b|\bownership\b|\bresponsible for\b|\baccountable for\b|\bwho (?:is responsible|is accountable|maintains)\b|"
-        r"\bpropriétaire\b|\bresponsable\b|\bverantwortlich\w*|\bzuständig\w*|\beigentümer\b",
+        r"\bpropriétaire\b|\bresponsable\b|\bverantwortlich\w*|\bzuständig\w*|\beigentümer\b|\bpropietario\b|\bencargado\b",
         None,
     ),
     (
         "effective_date_lookup",
         r"(?i)\beffective\b|\btakes? effect\b|\bcomes? into (?:force|effect)\b|\bin force\b|\bgo(?:es)?[- ]live\b|\bvalid from\b|"
-        r"\ben vigueur\b|\bgültig\b|\bin kraft\b|\binkrafttreten\b|\bsince when\b",
+        r"\ben vigueur\b|\bgültig\b|\bin kraft\b|\binkrafttreten\b|\bsince when\b|\ben vigor\b|\bvigencia\b|\bvigente\b",
         r"(?i)\bcost[- ]effective\b",
     ),
     (
@@ -249,14 +262,15 @@ INTENT_CUES: tuple[tuple[str, str, str | None], ...] = (
     (
         "exception_lookup",
         r"(?i)\bexceptions?\b|\bexcept\b|\bunless\b|\bprohibited\b|\bforbidden\b|\bnot (?:allowed|permitted)\b|\bexempt\w*|\bwaivers?\b|"
-        r"\bexclu\w+|\boutside (?:the )?scope\b|\bdérogation\w*|\bausnahme\w*|\bverboten\b|\binterdit\w*",
+        r"\bexclu\w+|\boutside (?:the )?scope\b|\bdérogation\w*|\bausnahme\w*|\bverboten\b|\binterdit\w*"
+        r"|\bexcepci\w*|\bsalvo\b|\bprohibid\w*|\bexent\w*",
         None,
     ),
     (
         "rule_lookup",
         r"(?i)\bmust\b|\bshall\b|\brequired\b|\brequires?\b|\bmandatory\b|\ballowed\b|\bpermitted\b|\bobligat\w*|\bneed to\b|\bhave to\b|"
         r"\bcan (?:i|we|employees|staff|contractors|managers)\b|\bmay (?:i|we|employees|staff|contractors)\b|\brules?\b|"
-        r"\bdoit\b|\bobligatoire\b|\bmuss\b|\bmüssen\b|\bpflicht\w*",
+        r"\bdoit\b|\bobligatoire\b|\bmuss\b|\bmüssen\b|\bpflicht\w*|\bdebo\b|\bdeben?\b|\bobligatori\w*|\btengo que\b|\bhay que\b|\bse permite\b|\bpuedo\b",
         r"(?i)\b(?:who|whom|which\s+(?:team|role|person|manager|officer|approver))\s+(?:\w+\s+)?(?:must|shall|should|is required to|has to|needs to)\b",
     ),
     ("metric_lookup", METRIC_CUE, r"(?i)^\W*(?:why|how come|what (?:drove|caused|explains)|explain|pourquoi|warum)\b"),
@@ -271,16 +285,16 @@ INTENT_CUES: tuple[tuple[str, str, str | None], ...] = (
         "sla_lookup",
         r"(?i)\bhow (?:long|quickly|fast|soon)\b|\bwithin how many\b|\bhow many (?:business |working |calendar )?(?:minutes|hours|days|weeks)\b|"
         r"\bresponse time\b|\bresolution time\b|\bturnaround\b|\btime limit\b|\bdeadline\b|\bslas?\b|\bservice level\b|\bwithin \d+\b|"
-        r"\bdélai\w*|\breaktionszeit\w*|\bfrist\w*|\bwie (?:lange|schnell)\b",
+        r"\bdélai\w*|\breaktionszeit\w*|\bfrist\w*|\bwie (?:lange|schnell)\b|\bcuánto tiempo\b|\bplazos?\b|\ben cuántos días\b|\btiempo de respuesta\b",
         None,
     ),
     (
         "next_step_lookup",
         r"(?i)\bsteps?\s+\d+\b|\bnext step\b|\b(?:first|last|final|previous) step\b|\b(?:after|before) step\b|\bwhat happens (?:after|next|once|before)\b|"
-        r"\bwhat comes (?:after|next)\b|\bsteps\b|\bprocedure for\b|\bhow do (?:i|we|you)\b|\bétapes?\b|\bschritt\w*",
+        r"\bwhat comes (?:after|next)\b|\bsteps\b|\bprocedure for\b|\bhow do (?:i|we|you)\b|\bétapes?\b|\bschritt\w*|\bpasos?\b|\bqué sigue\b",
         None,
     ),
-    ("escalation_lookup", r"(?i)\bescalat\w*|\beskal\w*|\bescalade\b", None),
+    ("escalation_lookup", r"(?i)\bescalat\w*|\beskal\w*|\bescalade\b|\bescal(?:ar|o|an|amiento|ación|aciones|ado)\b", None),
 )
 
 
@@ -507,6 +521,7 @@ PARTY_LEAD = r"^(?:(?:Does|Do|Did|Is|Are|Was|Were|What|Who|Which|When|Where|How|
 YES_NO_QUESTION = (
     r"(?i)^\W*(?:can|may|must|should|is|are|am|do|does|will|could|would|need|has|have)\b"
     r"|\bis (?:it|that) (?:ok|okay|allowed|fine|a problem|cool|required)\b"
+    r"|^\W*(?:puedo|puede|pueden|podemos|debo|debe|deben|tengo que|tiene que|hay que|necesito|se (?:puede|permite|requiere)|es (?:obligatorio|necesario))\b"
 )
 # ... is decided by a sentence that states a rule
 MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|required|optional|allowed|forbidden|need not)\b"
@@ -560,7 +575,7 @@ NOT_REQUIRED = r"\b(?:optional|not required|need not|needn't|not obliged|not nec
 YES_NO_AFTER_CLAUSE = r"(?i),\s*(?:can|may|must|should|is|are|am|do|does|will|could|would|need|has|have)\s+(?:i|we|you|they|it|he|she|the|a|an|my|our|their|its|this|that|these|those|\p{Lu}\w*)\b"
 # what follows the main clause of a deciding sentence ("X is valid, but Y alone is not")
 BUT = r"(?:[,;]\s*but|;\s*however,?)\s.*$"
-PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable)\b"
+PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could|puedo|puede|pueden|podemos|se puede|se permite)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable|permitido)\b"
 
 # a party's defined name in a contract: 'Bravatek Solutions, Inc., a Colorado corporation ("Company")',
 # 'i3 ICS (hereinafter "Reseller")', 'Party B: ShenZhen JingWei Communication Co., Ltd.'. Its clauses
@@ -572,5 +587,8 @@ PREAMBLE_CHARS = 1000  # characters past the first unit matching PREAMBLE in whi
 
 # the words that make an amount after them a lower bound ("over $25,000", "plus de 25 000 $", "über
 # 25.000 $") or an upper bound ("up to $25,000", "jusqu'à", "bis zu"), in English, French and German
-OVER = r"over|more than|above|exceeding|in excess of|greater than|plus de|au-delà de|supérieure?s? à|über|mehr als|oberhalb von"
-UNDER = r"up to|under|below|less than|not exceeding|at most|jusqu'à|moins de|inférieure?s? à|bis zu|unter|weniger als|höchstens"
+OVER = r"over|more than|above|exceeding|in excess of|greater than|plus de|au-delà de|supérieure?s? à|über|mehr als|oberhalb von|más de|superior(?:es)? a"
+UNDER = (
+    r"up to|under|below|less than|not exceeding|at most|jusqu'à|moins de|inférieure?s? à|bis zu|unter|weniger als|höchstens"
+    r"|hasta|menos de|inferior(?:es)? a"
+)

@@ -4,8 +4,9 @@ A word of the question (lower case, MIN_LETTERS letters or more) that is neither
 (pyspellchecker's shipped frequency list) nor a word of the corpus is replaced, for the search only,
 by the corpus word nearest to it: within two edits, the most frequent in the corpus first, then in
 alphabetical order (pyspellchecker's own choice breaks ties by set order, which varies from run to
-run). "reimbursment" becomes "reimbursement"; "vacation", an English word the corpus may lack, and
-"Bravatek", a name, stay as they are.
+run). "reimbursment" becomes "reimbursement"; "vacation", an English word the corpus may lack,
+"Bravatek", a name, and the words the caller knows (`known`: the expert dictionary's and the
+function words of every language it reads, "compras", "hasta") stay as they are.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ def _english():
     return SpellChecker(language="en", distance=2)
 
 
-def corrections(questions: list[str], texts: pl.Series) -> dict[str, str]:
+def corrections(questions: list[str], texts: pl.Series, known: frozenset[str] = frozenset()) -> dict[str, str]:
     """{misspelt word: corpus word} for the questions' words, the corpus being `texts`."""
     english = _english()
-    asked = sorted({w for q in questions for w in WORD.findall(q or "")})
+    asked = sorted({w for q in questions for w in WORD.findall(q or "")} - known)
     unknown = sorted(english.unknown(asked))
     if not unknown:
         return {}
@@ -55,9 +56,9 @@ def corrections(questions: list[str], texts: pl.Series) -> dict[str, str]:
     return out
 
 
-def corrected(questions: list[str], texts: pl.Series) -> list[str]:
+def corrected(questions: list[str], texts: pl.Series, known: frozenset[str] = frozenset()) -> list[str]:
     """The questions with their misspelt words replaced (`corrections`)."""
-    fix = corrections(questions, texts)
+    fix = corrections(questions, texts, known)
     if not fix:
         return list(questions)
     return [WORD.sub(lambda m: fix.get(m.group(0), m.group(0)), q or "") for q in questions]
