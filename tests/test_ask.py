@@ -382,6 +382,39 @@ def test_the_nth_item_of_a_list_written_inside_one_sentence_is_quoted_alone(tmp_
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
 
 
+INTRODUCED = (
+    "# Reboot during a test\n\n"
+    "Some testbeds support rebooting the machine; for those, the testbed has a reboot command that a test can call. "
+    "Never call the system's own reboot command directly, as it restarts the whole host.\n\n"
+    "The particular steps of a rebooting test are:\n\n"
+    "- The test calls the reboot command with a mark that names where it stopped.\n"
+    "- The runner saves the state of the test's source tree and restarts the machine.\n"
+    "- The test is run again with the mark in its environment.\n\n"
+    "# Restricting the use of your records\n\n"
+    "You have the right to request that the hospital restrict how it uses your medical records. "
+    "It does not have to agree to every request. "
+    "To ask, write to the privacy officer of the hospital. "
+    "Your letter should include (1) which records you want to restrict; (2) whether you want to limit their use, "
+    "their disclosure or both; and (3) who the restriction should apply to.\n"
+)
+
+
+def test_a_procedure_named_in_prose_is_read_from_the_list_that_follows_it(tmp_path, root):
+    """The sentence holding most of an ordinal question's words often names the procedure a few
+    sentences before its list: the Nth item is read from the list that follows it in its section
+    (a lead-in and its items, or an enumeration inside a later sentence), not quoted as prose."""
+    wb = _small_corpus(tmp_path, root, {"rules.md": INTRODUCED})
+    got = wb.ask(
+        [
+            "What is the first step when a test needs to reboot the testbed?",
+            "What is the last item a request to restrict the use of my medical records should include?",
+        ]
+    )
+    want = ["The test calls the reboot command", "who the restriction should apply to"]
+    for r, start in zip(got.iter_rows(named=True), want):
+        assert r["status"] == "answered" and r["quote"].lstrip("- ").startswith(start), (r["question"], r["quote"])
+
+
 @pytest.mark.parametrize(
     "text, items",
     [

@@ -49,7 +49,7 @@ from .rules import (
     YES_NO_AFTER_CLAUSE,
     YES_NO_QUESTION,
 )
-from .sequence import read_in_order, read_inline
+from .sequence import introduced, read_in_order, read_inline
 from .spelling import corrected
 
 # a question, its status, and what answers it, cited: an answer's first columns, and each part of
@@ -1142,6 +1142,7 @@ def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataF
         .select(pl.col("query_id").str.strip_suffix(ANCHOR), "doc_id", "char_start", "score")
         .join(parsed.select(pl.col("id").alias("query_id"), "sequence_position", "sequence_after"), on="query_id")
     )
+    anchors = introduced(anchors, units)
     # an anchor enumerating its items inline ("(i) ..., (ii) ...") holds the item asked for itself
     inline = read_inline(anchors, units).with_columns(QUOTE_END, pl.col("_quote").alias("_value"))
     got = read_in_order(anchors.join(inline, on="query_id", how="anti").drop("score"), units)

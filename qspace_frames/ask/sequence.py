@@ -192,9 +192,47 @@ def read_inline(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+FOLLOW = 6  # units after a prose anchor searched for the list it introduces
+
+
+def introduced(anchors: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """`anchors` (query_id, doc_id, char_start, sequence_position, ...) with each anchor of a
+    position question that is prose (no list's lead-in, no item of one, no inline enumeration)
+    moved to the first unit after it in its section, within FOLLOW units, that is one: a
+    procedure is often named in prose a few sentences before its list ("Some testbeds support
+    rebooting; ..." ... "The particular steps for a rebooting test are:" and its items; "You
+    have the right to request restrictions ..." ... "Your request should include (1) ...; (2) ...")."""
+    asked = anchors.filter(pl.col("sequence_position").is_not_null())
+    if asked.is_empty():
+        return anchors
+    it = items(units.join(asked.select("doc_id").unique(), on="doc_id", how="semi")).with_columns(
+        (LEAD_IN | LISTED | pl.col("text").map_elements(lambda t: bool(inline_items(t)), return_dtype=pl.Boolean)).alias("_lists"),
+        pl.int_range(pl.len()).over("doc_id").alias("_pos"),
+    )
+    at = asked.select("query_id", "doc_id", "char_start").join(
+        it.select("doc_id", "char_start", "heading_path", "_lists", pl.col("_pos").alias("_at")), on=["doc_id", "char_start"]
+    )
+    lists = it.filter(pl.col("_lists")).select("doc_id", "heading_path", "_pos", pl.col("char_start").alias("_to"))
+    moved = (
+        at.filter(~pl.col("_lists"))
+        .select("query_id", "doc_id", "heading_path", "_at")
+        .join(lists, on=["doc_id", "heading_path"])
+        .filter((pl.col("_pos") > pl.col("_at")) & (pl.col("_pos") <= pl.col("_at") + FOLLOW))
+        .sort("query_id", "_pos")
+        .group_by("query_id", maintain_order=True)
+        .first()
+        .select("query_id", "_to")
+    )
+    return (
+        anchors.join(moved, on="query_id", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("_to", "char_start").alias("char_start"))
+        .drop("_to")
+    )
+
+
 def _span(firsts: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
     """The first and last item (`{name}_first`, `{name}_last`) of each group of item starts."""
     return firsts.group_by(keys).agg(pl.col("_item").min().alias(f"{name}_first"), pl.col("_item").max().alias(f"{name}_last"))
 
 
-__all__ = ["inline_items", "items", "read_inline", "read_in_order"]
+__all__ = ["inline_items", "introduced", "items", "read_inline", "read_in_order"]
