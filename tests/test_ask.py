@@ -1205,16 +1205,25 @@ def test_a_contract_preamble_does_not_stand_out_for_a_question_it_does_not_answe
 
 def test_a_question_word_is_found_in_its_other_forms_but_a_number_only_whole():
     """ "accepting" and "rejected" are found in "accept" and "reject" (a word is found by its stem),
-    "4.1.4" is not found in "4.1.5": the share of the question's keyword groups a text holds."""
+    "submitting" and "planned" in "submit" and "plan" (its last consonant undoubled), "4.1.4" is not
+    found in "4.1.5": the share of the question's keyword groups a text holds."""
     from qspace_frames.ask.answer import _coverage
 
     rows = pl.DataFrame(
         {
-            "text": ["The final determination to accept a wording change or reject a bug.", "Changes in version 4.1.5."],
-            "_groups": [[["accepting"], ["rejected"], ["wording"], ["delegate"]], [["changes"], ["4.1.4"]]],
+            "text": [
+                "The final determination to accept a wording change or reject a bug.",
+                "Changes in version 4.1.5.",
+                "1. Submit a leave request, as the plan says.",
+            ],
+            "_groups": [
+                [["accepting"], ["rejected"], ["wording"], ["delegate"]],
+                [["changes"], ["4.1.4"]],
+                [["submitting"], ["planned"], ["leave"], ["approved"]],
+            ],
         }
     )
-    assert rows.select(_coverage("text", "_groups"))["text"].to_list() == [0.75, 0.5]
+    assert rows.select(_coverage("text", "_groups"))["text"].to_list() == [0.75, 0.5, 0.75]
 
 
 def test_a_part_is_answered_from_the_document_both_names_of_the_whole_question_hold(tmp_path, root):

@@ -310,13 +310,16 @@ def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
 
 def _found(word: str, t: str) -> bool:
     """Whether a keyword (`word`) is in the lower-case text `t`: a word of the question when its
-    stem is (the word less its last two letters, or less its "-ing" or "-ed": "accepting" is found
-    in "accept"); a phrase or a number whole ("4.1.4" is not found in "4.1.5")."""
+    stem is (the word less its last two letters, or less its "-ing" or "-ed" and a doubled last
+    consonant: "accepting" is found in "accept", "submitted" in "submit"); a phrase or a number whole ("4.1.4" is not found in "4.1.5")."""
     w = word.lower()
     if " " in w or any(c.isdigit() for c in w):
         return w in t
     if len(w) > 6 and w.endswith(("ing", "ed")):
-        return w[: -3 if w.endswith("ing") else -2] in t
+        stem = w[: -3 if w.endswith("ing") else -2]
+        if len(stem) > 4 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":  # "submitting": "submit"
+            stem = stem[:-1]
+        return stem in t
     return w[: max(4, len(w) - 2)] in t
 
 
