@@ -115,7 +115,8 @@ def _finished_run(root: Path, name: str) -> Path | None:
 def _ask(args) -> int:
     import json
 
-    from .ask.answer import to_json, to_text
+    from .ask.accuracy import ask_set
+    from .ask.answer import ScopeError, to_json, to_text
     from .pipeline import Workbench
 
     root = find_project_root()
@@ -139,7 +140,14 @@ def _ask(args) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
     wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
-    got = wb.ask(asked["question"].to_list() if asked is not None else args.questions)
+    try:
+        if asked is not None:
+            got = ask_set(lambda questions, scope: wb.ask(questions, scope or args.within), asked)
+        else:
+            got = wb.ask(args.questions, args.within)
+    except ScopeError as e:
+        print(f"error: --within: {e}" if args.within else f"error: {args.question_set}: scope: {e}", file=sys.stderr)
+        return 2
     if asked is not None:
         return _print_scores(asked, got, args.json)
     print(json.dumps(to_json(got), indent=2, ensure_ascii=False) if args.json else to_text(got))
@@ -329,6 +337,13 @@ def main(argv: list[str] | None = None) -> int:
         "is asked, and scored against its expected answers: right answers by kind, then each miss and why",
     )
     a.add_argument("--run", default="default", help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)")
+    a.add_argument(
+        "--within",
+        action="append",
+        metavar="GLOB",
+        help="answer only from the documents whose path in the corpus or file name matches (repeatable; "
+        "e.g. --within 'policies/*.md'); a question set's own `scope` comes first",
+    )
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_ask)
     rp = sub.add_parser(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
-from qspace_frames.ask.accuracy import by_kind, read_question_set, score, verdicts
+from qspace_frames.ask.accuracy import ask_set, by_kind, read_question_set, score, verdicts
 from qspace_frames.evaluation.gold_sets import policyqa_to_gold
 from qspace_frames.pipeline import Workbench
 from qspace_frames.pipeline.workbench import ASK_TABLES
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         for ref in ASK_TABLES:
             wb.artifact(ref.split("/")[0])
         t1 = time.perf_counter()
-        got = wb.ask(part["question"].to_list())
+        got = ask_set(wb.ask, part)
         t2 = time.perf_counter()
         s = score(part, got).with_columns(pl.lit(corpus).alias("corpus"))
         print(f"{corpus}: {s['right'].sum()} of {s.height} right (stages {t1 - t0:.1f} s, ask {t2 - t1:.1f} s)", file=sys.stderr)

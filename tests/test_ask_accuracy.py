@@ -8,8 +8,8 @@ import re
 import polars as pl
 import pytest
 
-from qspace_frames.ask.accuracy import QuestionSetError, by_kind, read_question_set, score
-from qspace_frames.ask.answer import ANSWERS
+from qspace_frames.ask.accuracy import QuestionSetError, ask_set, by_kind, read_question_set, score
+from qspace_frames.ask.answer import ANSWERS, ScopeError
 from qspace_frames.corpus.pages import document_text
 from qspace_frames.pipeline import Workbench
 
@@ -79,6 +79,9 @@ def test_a_malformed_question_set_names_file_line_and_key(tmp_path):
     f.write_text('{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "a", "question": "When?", "kind": "date"}\n')
     with pytest.raises(QuestionSetError, match="question ids repeated: a"):
         read_question_set(f)
+    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "scope": ["a.md"]}\n')
+    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'scope' must be a non-empty string"):
+        read_question_set(f)
 
 
 def dev_set(root) -> pl.DataFrame:
@@ -132,6 +135,31 @@ def test_ask_command_scores_a_question_set(root, tmp_path, capsys, monkeypatch):
     got = {r["id"]: r["outcome"] for r in json.loads(capsys.readouterr().out)}
     assert got == {"cfo": "right", "mars": "declined rightly"}
     assert main(["ask", "--questions", str(f), "Who?"]) == 2
+    # a scope naming no document: an error naming it, no answer
+    capsys.readouterr()
+    assert main(["ask", "--within", "hr/*.md", "Who must approve purchases over $25,000?"]) == 2
+    assert "--within: no document of the corpus matches 'hr/*.md'" in capsys.readouterr().err
+    assert main(["ask", "--within", "policy/*", "--json", "Who must approve purchases over $25,000?"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["citation"]["document"] == "policy/procurement_policy.md"
+
+
+def test_a_question_is_answered_within_the_documents_its_scope_names(wb):
+    """A scope is a glob over the documents' paths or file names: within the procurement policy the
+    CFO rule answers; within the SOPs, which do not hold it, it does not; a scope naming no document
+    is an error saying so. A question set is answered in its order, each question within its scope."""
+    q = "Who must approve purchases over $25,000?"
+    whole = wb.ask([q]).row(0, named=True)
+    assert whole["status"] == "answered" and whole["document"] == "policy/procurement_policy.md", whole["quote"]
+    assert wb.ask([q], "procurement_policy.md").row(0, named=True)["quote"] == whole["quote"]
+    elsewhere = wb.ask([q], ["sop/*", "*.jsonl"]).row(0, named=True)
+    assert elsewhere["quote"] != whole["quote"] and elsewhere["document"] in (None, "sop/vendor_onboarding.jsonl")
+    with pytest.raises(ScopeError, match="no document of the corpus matches 'policies/\\*'"):
+        wb.ask([q], "policies/*")
+
+    scopes = [None, "sop/*", None]
+    asked = questions(*({"id": str(i), "question": q, "kind": "role", "answers": [], "scope": s} for i, s in enumerate(scopes)))
+    got = ask_set(wb.ask, asked)
+    assert got["quote"].to_list() == [whole["quote"], elsewhere["quote"] if elsewhere["document"] else None, whole["quote"]]
 
 
 def test_the_sample_corpus_questions_hold_their_floor(wb, root):

@@ -4,7 +4,9 @@ A question set is JSONL, one question per line: `id`, `question`, `kind` (date, 
 yes_no, contact, casual, compound, unanswerable, ...), `answers` (expected strings copied
 verbatim from the documents: one, one per part for a compound question, none when the corpus
 does not answer it), and optionally `corpus`, `document`, `parts`, `yes_no`, `note`, `split`
-(`dev` or `holdout`). tests/data/ask_dev/ holds the project's development set.
+(`dev` or `holdout`) and `scope`: a glob of the documents the question is asked within, for a
+question that presupposes one ("Do they sell my data?" asked of one privacy policy, as PolicyQA
+poses its questions; `qspace ask --within`). tests/data/ask_dev/ holds the project's development set.
 
 A question counts as right when every expected string is inside the quoted text (the answer's
 quote, or one of a compound answer's parts), compared with whitespace runs as one space, or,
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -28,6 +31,7 @@ QUESTION_SET = {
     "document": pl.String,
     "split": pl.String,
     "yes_no": pl.String,  # a yes/no question's expected verdict: yes | no
+    "scope": pl.String,  # the documents the question is asked within (a glob; null: the whole corpus)
 }
 SPLITS = ("dev", "holdout")
 # why a question was judged as it was, in the order a reader checks them
@@ -59,6 +63,8 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
                 raise QuestionSetError(f"{where}: key 'answers' must be a list of non-empty strings")
             if rec.get("yes_no") not in (None, "yes", "no"):
                 raise QuestionSetError(f"{where}: key 'yes_no' must be yes or no")
+            if rec.get("scope") is not None and not (isinstance(rec["scope"], str) and rec["scope"].strip()):
+                raise QuestionSetError(f"{where}: key 'scope' must be a non-empty string (a glob of documents)")
             if rec.get("split", "dev") not in SPLITS:
                 raise QuestionSetError(f"{where}: key 'split' must be one of {', '.join(SPLITS)}")
             rows.append({k: rec.get(k) for k in QUESTION_SET} | {"answers": answers, "split": rec.get("split", "dev")})
@@ -67,6 +73,20 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
     if dup:
         raise QuestionSetError(f"question ids repeated: {', '.join(dup[:5])}")
     return frame
+
+
+def ask_set(ask: Callable[[list[str], str | None], pl.DataFrame], questions: pl.DataFrame) -> pl.DataFrame:
+    """`ask`'s answers (question texts, scope -> answers) to a question set, in its order, each
+    question asked within its `scope` (the whole corpus when null)."""
+    if questions.is_empty():
+        return ask([], None)
+    if "scope" not in questions.columns:
+        questions = questions.with_columns(pl.lit(None, pl.String).alias("scope"))
+    parts = [
+        ask(group["question"].to_list(), scope).with_columns(group["_n"])
+        for (scope,), group in questions.with_row_index("_n").group_by("scope", maintain_order=True)
+    ]
+    return pl.concat(parts).sort("_n").drop("_n")
 
 
 _SPACE = re.compile(r"\s+")

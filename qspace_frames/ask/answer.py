@@ -10,6 +10,7 @@ gets its clarification back; a compound one is answered per sub-question.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import Iterable, Iterator
 
@@ -437,6 +438,27 @@ def _known_words(dictionary: Dictionary) -> frozenset[str]:
     the questions' function words (rules.QUESTION_STOP_WORDS): "compras" is not a misspelt "compare"."""
     words = dictionary.keywords["keyword"].str.to_lowercase().str.extract_all(r"\w+").explode().drop_nulls().unique()
     return frozenset(words.to_list()) | frozenset(QUESTION_STOP_WORDS)
+
+
+class ScopeError(ValueError):
+    """A scope (`within`) that names no document of the corpus."""
+
+
+def within(units: pl.DataFrame, leaves: pl.DataFrame, scope: str | Iterable[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The `units` and `leaves` of the documents a scope names: each of its patterns a glob
+    (`fnmatch`, case-sensitive) over a document's path in the corpus or its file name
+    ("ticketmaster.com.txt", "pages/tools/*", "*.pdf"). A question asked within one document is
+    answered as that document's reader means it ("Do they collect my location?" of one privacy
+    policy among twenty). ScopeError when no document matches."""
+    patterns = [scope] if isinstance(scope, str) else list(scope)
+    docs = units.select("document").unique()
+    names = docs["document"].str.replace(r"^.*/", "")
+    hit = [any(fnmatch.fnmatchcase(d, g) or fnmatch.fnmatchcase(n, g) for g in patterns) for d, n in zip(docs["document"], names)]
+    kept = docs.filter(pl.Series(hit, dtype=pl.Boolean))
+    if kept.is_empty():
+        raise ScopeError(f"no document of the corpus matches {', '.join(repr(g) for g in patterns)}")
+    mine = units.join(kept, on="document", how="semi", maintain_order="left")
+    return mine, leaves.join(mine.select("fragment_id").unique(), on="fragment_id", how="semi", maintain_order="left")
 
 
 def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dictionary: Dictionary, p: EvalParams) -> pl.DataFrame:

@@ -233,9 +233,12 @@ class Workbench:
         t = {ref: self.table(ref) for ref in ASK_TABLES}
         return pl.concat(list(ask_units(t, self.params.affordances))), ask_leaves(t)
 
-    def ask(self, questions: list[str]) -> pl.DataFrame:
-        """`qspace ask`: the questions answered from this run's stored artifacts (schema ask.ANSWERS)."""
+    def ask(self, questions: list[str], within: str | list[str] | None = None) -> pl.DataFrame:
+        """`qspace ask`: the questions answered from this run's stored artifacts (schema ask.ANSWERS),
+        from the documents `within` names when given (`ask.answer.within`: globs over their paths)."""
         units, leaves = self.ask_corpus()
+        if within:
+            units, leaves = ask_mod.within(units, leaves, within)
         dictionary = dictionary_mod.load_dictionary(self.source("dictionary")[1])
         return ask_mod.answer(questions, units, leaves, dictionary, self.params.evaluation)
 
