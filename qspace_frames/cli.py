@@ -140,11 +140,12 @@ def _ask(args) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
     wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
+    ask = wb.asker()
     try:
         if asked is not None:
-            got = ask_set(lambda questions, scope: wb.ask(questions, scope or args.within), asked)
+            got = ask_set(lambda questions, scope: ask(questions, scope or args.within), asked)
         else:
-            got = wb.ask(args.questions, args.within)
+            got = ask(args.questions, args.within)
     except ScopeError as e:
         print(f"error: --within: {e}" if args.within else f"error: {args.question_set}: scope: {e}", file=sys.stderr)
         return 2

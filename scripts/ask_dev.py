@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         for ref in ASK_TABLES:
             wb.artifact(ref.split("/")[0])
         t1 = time.perf_counter()
-        got = ask_set(wb.ask, part)
+        got = ask_set(wb.asker(), part)
         t2 = time.perf_counter()
         s = score(part, got).with_columns(pl.lit(corpus).alias("corpus"))
         print(f"{corpus}: {s['right'].sum()} of {s.height} right (stages {t1 - t0:.1f} s, ask {t2 - t1:.1f} s)", file=sys.stderr)

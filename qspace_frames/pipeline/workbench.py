@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -236,11 +237,19 @@ class Workbench:
     def ask(self, questions: list[str], within: str | list[str] | None = None) -> pl.DataFrame:
         """`qspace ask`: the questions answered from this run's stored artifacts (schema ask.ANSWERS),
         from the documents `within` names when given (`ask.answer.within`: globs over their paths)."""
+        return self.asker()(questions, within)
+
+    def asker(self) -> Callable[[list[str], str | list[str] | None], pl.DataFrame]:
+        """`ask` with the corpus and the dictionary read once, for asking many times (a question
+        set, each question within its own scope: `ask.accuracy.ask_set`)."""
         units, leaves = self.ask_corpus()
-        if within:
-            units, leaves = ask_mod.within(units, leaves, within)
         dictionary = dictionary_mod.load_dictionary(self.source("dictionary")[1])
-        return ask_mod.answer(questions, units, leaves, dictionary, self.params.evaluation)
+
+        def ask(questions: list[str], within: str | list[str] | None = None) -> pl.DataFrame:
+            u, lv = ask_mod.within(units, leaves, within) if within else (units, leaves)
+            return ask_mod.answer(questions, u, lv, dictionary, self.params.evaluation)
+
+        return ask
 
     def discovery(self) -> tuple[str, str, list]:
         """(corpus folder, why this folder, the candidate folders and their document counts)."""
