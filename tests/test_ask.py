@@ -13,7 +13,9 @@ from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_context, to_js
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import ORDINAL, parse_questions
 from qspace_frames.ask.sequence import inline_items
+from qspace_frames.ask.spelling import weight
 from qspace_frames.corpus.pages import document_text
+from qspace_frames.evaluation.gold_sets import policyqa_to_gold
 from qspace_frames.pipeline import Workbench
 
 
@@ -1398,3 +1400,25 @@ def test_a_question_spelling_out_a_documents_file_name_is_answered_from_it(tmp_p
     wb = _small_corpus(tmp_path, root, docs)
     (got,) = wb.ask(["What is the effective date of the Example Terms of Service?"]).iter_rows(named=True)
     assert got["document"] == "example-terms-of-service.md" and "November 16, 2020" in got["quote"], got
+
+
+def test_everyday_words_weigh_little_in_whether_a_sentence_is_about_the_question(tmp_path, root, corpora):
+    """A real privacy policy (PolicyQA's MLB.com): "What should I do if I want to opt out?" holds
+    "should", "want" and "do", which people say all the time and the policy never writes; weighed by
+    how often they are said (`spelling.weight`), the opt-out sentence holds what the question asks.
+    A question whose rare word is absent ("facial recognition") is declined still."""
+    assert weight("got") < 0.1 and weight("want") < 0.5 and weight("jury") == weight("Bravatek") == 1.0
+    docs = policyqa_to_gold(corpora / "qa-policyqa-dev" / "dev.json", tmp_path / "pqa").parent / "docs"
+    policy = (docs / "mlb.mlb.com.txt").read_text(encoding="utf-8")
+    got = _asked(
+        tmp_path,
+        root,
+        "mlb.mlb.com.txt",
+        policy,
+        ["What should I do if I want to opt out?", "Does MLB use facial recognition on its in-store cameras?"],
+    )
+    opt_out, cameras = got.iter_rows(named=True)
+    assert opt_out["status"] == "answered", opt_out
+    assert "If you wish to opt out of this anonymous data collection, please click here" in opt_out["quote"]
+    assert policy[opt_out["char_start"] : opt_out["char_end"]] == opt_out["quote"]
+    assert cameras["status"] == "no_answer", cameras["quote"]
