@@ -82,6 +82,7 @@ from .rules import (
     TOC_PATTERNS,
     UNIFIED_RULES,
     WH,
+    YES_NO_AFTER_CLAUSE,
     YES_NO_QUESTION,
 )
 
@@ -569,8 +570,11 @@ NOT_ASKED = (
 
 
 # a yes/no question asks for a verdict, whatever value it names ("will I still get emails about my
-# orders?"), unless it asks for the value itself ("Is there a phone number for ...?", "Can you give me ...")
-VALUE_REQUEST = r"(?i)^\W*(?:is there|are there|do you have|does \w+ have|can you (?:give|tell|send)|could you (?:give|tell|send))\b"
+# orders?"), unless it asks for the value itself ("Is there a phone number for ...?", "Can you give me ..."),
+# after a leading phrase too ("Under the reseller agreement, is there a phone number ...?")
+VALUE_REQUEST = (
+    r"(?i)(?:^\W*|,\s*)(?:is there|are there|do you have|does \w+ have|can you (?:give|tell|send)|could you (?:give|tell|send))\b"
+)
 
 
 def _answer_type(d: Dictionary, col: str) -> pl.Expr:
@@ -989,7 +993,10 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     f = f.with_columns(
         position.alias("sequence_position"),
         after.alias("sequence_after"),
-        pl.when(pl.col("_asked").str.contains(YES_NO_QUESTION) & ~pl.col("_asked").str.contains(VALUE_REQUEST))
+        pl.when(
+            (pl.col("_asked").str.contains(YES_NO_QUESTION) | pl.col("_asked").str.contains(YES_NO_AFTER_CLAUSE))
+            & ~pl.col("_asked").str.contains(VALUE_REQUEST)
+        )
         .then(pl.lit("text"))
         .otherwise(_answer_type(d, "_asked"))
         .alias("answer_type"),
