@@ -1422,3 +1422,18 @@ def test_everyday_words_weigh_little_in_whether_a_sentence_is_about_the_question
     assert "If you wish to opt out of this anonymous data collection, please click here" in opt_out["quote"]
     assert policy[opt_out["char_start"] : opt_out["char_end"]] == opt_out["quote"]
     assert cameras["status"] == "no_answer", cameras["quote"]
+
+
+def test_a_json_line_is_quoted_from_its_value_and_a_record_whole(wb):
+    """The sample corpus's vendor onboarding SOP is JSON Lines, read as "key.path = value" lines: the
+    rule that decides is quoted without its path "[11].text = ", its citation moved past it; a quote
+    of a whole record (several lines) keeps its paths, which name its fields."""
+    line, record = wb.ask(
+        ["a supplier just emailed us new bank details, can we just switch them over?", "What is the first onboarding step?"]
+    ).iter_rows(named=True)
+    docs = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    for r in (line, record):
+        assert r["status"] == "answered" and docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"], r
+    assert line["quote"].startswith("Bank detail changes requested only by email are prohibited"), line["quote"]
+    assert line["verdict"] == "no" and docs[line["doc_id"]][: line["char_start"]].endswith("[11].text = ")
+    assert "\n" in record["quote"] and record["quote"].startswith("steps[0]."), record["quote"]

@@ -1534,9 +1534,33 @@ def _not_a_party_listing(question: str) -> pl.Expr:
     return preamble_ok & address_ok
 
 
+# a JSON document's line is "key.path = value" (corpus.loaders.records): a quoted line of one is cited
+# from its value ("[11].text = Bank detail changes ..." quotes "Bank detail changes ..."); the path
+# says where the value sits in the file, not what the document says
+JSON_DOCUMENT, JSON_PATH = r"(?i)\.jsonl?$", r"^((?:\[\d+\]|[\w-]+)(?:\.[\w-]+|\[[^\]\n]*\])+ = )\S"
+
+
+def _past_json_path(chosen: pl.DataFrame) -> pl.DataFrame:
+    """The chosen quotes (CHOSEN) of a JSON document's single line without its key path, the
+    citation moved past it (exact still); a quote of several lines (a record) stays whole."""
+    one_line = pl.col("document").str.contains(JSON_DOCUMENT) & ~pl.col("_quote").str.contains("\n")
+    path = pl.when(one_line).then(pl.col("_quote").str.extract(JSON_PATH, 1))
+    cut = pl.col("_n")
+    return (
+        chosen.with_columns(path.str.len_chars().fill_null(0).alias("_n"))
+        .with_columns(
+            pl.when(pl.col("_value") == pl.col("_quote")).then(pl.col("_value").str.slice(cut)).otherwise(pl.col("_value")).alias("_value"),
+            pl.col("_quote").str.slice(cut),
+            pl.col("_qs") + cut,
+        )
+        .drop("_n")
+    )
+
+
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
     """One row per question (ANSWERS columns but the compound ones): its chosen candidate's quote
-    and citation, "no_answer" when none was chosen."""
+    and citation (`_past_json_path`), "no_answer" when none was chosen."""
+    chosen = _past_json_path(chosen)
     res = parsed.select(pl.col("id"), "question", "answer_type").join(
         chosen.select(
             pl.col("query_id").alias("id"),
