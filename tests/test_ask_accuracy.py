@@ -166,10 +166,14 @@ def test_the_sample_corpus_questions_hold_their_floor(wb, root):
     """The floor reached on the development set's sample-corpus questions (issue 21 raises it):
     37 of 45 right, 33 of the 40 answerable and 4 of the 5 unanswerable declined."""
     qs = dev_set(root).filter(pl.col("corpus") == "sample_corpus")
-    scored = score(qs, wb.ask(qs["question"].to_list()))
+    _holds_floor(score(qs, wb.ask(qs["question"].to_list())), 33, 4)
+
+
+def _holds_floor(scored: pl.DataFrame, right: int, declined: int) -> None:
+    """At least `right` answerable questions right and `declined` unanswerable ones declined."""
     answerable = scored.filter(pl.col("kind") != "unanswerable")
-    assert answerable["right"].sum() >= 33, answerable.filter(~pl.col("right"))["id"].to_list()
-    assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= 4
+    assert answerable["right"].sum() >= right, answerable.filter(~pl.col("right"))["id"].to_list()
+    assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= declined
 
 
 # (answerable right, unanswerable declined) reached on the development set's questions (both
@@ -184,11 +188,7 @@ def test_the_real_corpora_questions_hold_their_floor(corpus, corpus_workbench, r
     qs = dev_set(root).filter(pl.col("corpus") == corpus)
     wb = corpus_workbench(corpus)
     got = ask_set(wb.asker(), qs)
-    scored = score(qs, got)
-    answerable = scored.filter(pl.col("kind") != "unanswerable")
-    right, declined = REAL_FLOORS[corpus]
-    assert answerable["right"].sum() >= right, answerable.filter(~pl.col("right"))["id"].to_list()
-    assert scored.filter(pl.col("kind") == "unanswerable")["right"].sum() >= declined
+    _holds_floor(score(qs, got), *REAL_FLOORS[corpus])
     text = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
     for a in got.filter(pl.col("status") == "answered").iter_rows(named=True):
         assert text[a["doc_id"]][a["char_start"] : a["char_end"]] == a["quote"], a["id"]

@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ..affordances.sentences import all_sentences
+from ..corpus.loaders.records import JSON_FILE, LEAF_PATH
 from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, terms_expr
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS
@@ -25,7 +26,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from . import spelling
 from .dictionary import Dictionary, answer_types
-from .parse import ORDINAL, dx_bounds, parse_questions, valid_text
+from .parse import ORDINAL, asks_yes_no, dx_bounds, parse_questions, valid_text
 from .rules import (
     ADDRESS_BLOCK,
     ADDRESS_QUESTION,
@@ -48,7 +49,6 @@ from .rules import (
     SIDE_CLAUSE,
     SUB_YEAR,
     UNDER,
-    YES_NO_AFTER_CLAUSE,
     YES_NO_QUESTION,
 )
 from .sequence import introduced, read_in_order, read_inline
@@ -326,25 +326,52 @@ def _found(word: str, t: str) -> bool:
 
 
 def _group_weight(group: list[str]) -> float:
-    """A keyword group's weight in `_coverage`: a concept of the dictionary (several variants) or a
+    """A keyword group's weight in `_shares`: a concept of the dictionary (several variants) or a
     phrase counts whole, a single word by how much it tells (`spelling.weight`)."""
     return spelling.weight(group[0]) if len(group) == 1 and " " not in group[0] else 1.0
 
 
-def _coverage(text: str, groups: str, weighted: bool = False) -> pl.Expr:
-    """Share of the question's keyword groups found in the text (`_found`): a dictionary concept
-    counts as found when any of its variants is there."""
+def _held(t: str, gs: list[list[str]]) -> list[bool]:
+    """Whether each keyword group is found in the lower-case text `t` (`_found`): a dictionary
+    concept when any of its variants is."""
+    return [any(_found(w, t) for w in g) for g in gs]
+
+
+def _coverage(text: str, groups: str) -> pl.Expr:
+    """Share of the question's keyword groups found in the text (`_held`)."""
 
     def cov(s: pl.Series) -> pl.Series:
         out = []
         for r in s.to_list():
-            t, gs = (r[text] or "").lower(), [g for g in (r[groups] or []) if g]
-            ws = [_group_weight(g) if weighted else 1.0 for g in gs]
-            total = sum(ws)
-            out.append(sum(w for g, w in zip(gs, ws) if any(_found(x, t) for x in g)) / total if total else 1.0)
+            gs = [g for g in (r[groups] or []) if g]
+            out.append(sum(_held((r[text] or "").lower(), gs)) / len(gs) if gs else 1.0)
         return pl.Series(out, dtype=pl.Float64)
 
     return pl.struct(text, groups).map_batches(cov, return_dtype=pl.Float64)
+
+
+SHARES = pl.Struct({"_coverage": pl.Float64, "_weighted": pl.Float64})
+
+
+def _shares(text: str, groups: str) -> pl.Expr:
+    """(_coverage, _weighted): the share of the question's keyword groups found in the text
+    (`_coverage`), and the same with each group weighed (`_group_weight`), from one search."""
+
+    def shares(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            gs = [g for g in (r[groups] or []) if g]
+            held, ws = _held((r[text] or "").lower(), gs), [_group_weight(g) for g in gs]
+            total = sum(ws)
+            out.append(
+                {
+                    "_coverage": sum(held) / len(gs) if gs else 1.0,
+                    "_weighted": sum(w for h, w in zip(held, ws) if h) / total if total else 1.0,
+                }
+            )
+        return pl.Series(out, dtype=SHARES)
+
+    return pl.struct(text, groups).map_batches(shares, return_dtype=SHARES)
 
 
 MIN_TOPIC = 2  # keyword groups a question has besides those naming its document, for one of them to be required
@@ -703,11 +730,6 @@ def _names() -> pl.Expr:
     return _name_list().list.join(", ")
 
 
-def _asks_yes_no(question: str = "question") -> pl.Expr:
-    """Whether a question asks yes or no, at its start or after a leading phrase or condition."""
-    return pl.col(question).str.contains(YES_NO_QUESTION) | pl.col(question).str.contains(YES_NO_AFTER_CLAUSE)
-
-
 def _denies(text: pl.Expr) -> pl.Expr:
     """Whether a text denies (rules.DENIAL): lower-case words only, a sentence's first letter
     lowered, the phrases of NOT_DENIAL removed."""
@@ -732,7 +754,7 @@ def verdict(question: str = "question", quote: str = "quote") -> pl.Expr:
     permits = pl.col(question).str.contains(PERMISSION_QUESTION)
     denied = pl.when(not_required).then(~permits).otherwise(_denies(main))
     return (
-        pl.when(_asks_yes_no(question) & pl.col(quote).is_not_null())
+        pl.when(asks_yes_no(question) & pl.col(quote).is_not_null())
         .then(pl.when(denied == _denies(_main_clause(pl.col(question)))).then(pl.lit("yes")).otherwise(pl.lit("no")))
         .alias("verdict")
     )
@@ -1134,11 +1156,8 @@ def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, context: pl.DataFrame | 
         cands.with_columns(
             pl.concat_str([SEARCH, pl.col("_held")], separator=" ", ignore_nulls=True).alias("search"), scope.alias("_scope")
         )
-        .with_columns(
-            _coverage("search", "_groups").alias("_coverage"),
-            _coverage("search", "_groups", weighted=True).alias("_weighted"),
-            _topical("search", "_groups", "_scope").alias("_topical"),
-        )
+        .with_columns(_shares("search", "_groups").alias("_shares"), _topical("search", "_groups", "_scope").alias("_topical"))
+        .unnest("_shares")
         .drop("_held", "_head", "_scope")
         # whether it names what the question's pronoun stands for (`_with_antecedent`)
         .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
@@ -1327,7 +1346,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     # as many of its words with their headings, the one holding most in its own text (`_own`) comes
     # first ("Can a shared library package be marked Essential?": "A shared library package must not
     # be tagged "essential"", not a sentence of that section naming "package" alone)
-    yes_no = cands.join(parsed.filter(_asks_yes_no()).select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+    yes_no = cands.join(parsed.filter(asks_yes_no()).select(pl.col("id").alias("query_id")), on="query_id", how="semi")
     own = yes_no.select("query_id", "_rank", _coverage("text", "_groups").alias("_own"))  # only where it is read
     cands = cands.join(own, on=["query_id", "_rank"], how="left", maintain_order="left").with_columns(pl.col("_own").fill_null(0.0))
     # two signals on the same line: the answer type's pattern and one of the question's keywords
@@ -1534,17 +1553,16 @@ def _not_a_party_listing(question: str) -> pl.Expr:
     return preamble_ok & address_ok
 
 
-# a JSON document's line is "key.path = value" (corpus.loaders.records): a quoted line of one is cited
-# from its value ("[11].text = Bank detail changes ..." quotes "Bank detail changes ..."); the path
-# says where the value sits in the file, not what the document says
-JSON_DOCUMENT, JSON_PATH = r"(?i)\.jsonl?$", r"^((?:\[\d+\]|[\w-]+)(?:\.[\w-]+|\[[^\]\n]*\])+ = )\S"
+# a quoted line of a JSON document (corpus.loaders.records: "key.path = value") is cited from its
+# value ("[11].text = Bank detail changes ..." quotes "Bank detail changes ..."); the path says where
+# the value sits in the file, not what the document says
 
 
 def _past_json_path(chosen: pl.DataFrame) -> pl.DataFrame:
     """The chosen quotes (CHOSEN) of a JSON document's single line without its key path, the
     citation moved past it (exact still); a quote of several lines (a record) stays whole."""
-    one_line = pl.col("document").str.contains(JSON_DOCUMENT) & ~pl.col("_quote").str.contains("\n")
-    path = pl.when(one_line).then(pl.col("_quote").str.extract(JSON_PATH, 1))
+    one_line = pl.col("document").str.contains(JSON_FILE) & ~pl.col("_quote").str.contains("\n")
+    path = pl.when(one_line).then(pl.col("_quote").str.extract(LEAF_PATH, 1))
     cut = pl.col("_n")
     return (
         chosen.with_columns(path.str.len_chars().fill_null(0).alias("_n"))

@@ -577,6 +577,11 @@ VALUE_REQUEST = (
 )
 
 
+def asks_yes_no(question: str = "question") -> pl.Expr:
+    """Whether a question asks yes or no, at its start or after a leading phrase or condition."""
+    return pl.col(question).str.contains(YES_NO_QUESTION) | pl.col(question).str.contains(YES_NO_AFTER_CLAUSE)
+
+
 def _answer_type(d: Dictionary, col: str) -> pl.Expr:
     """The type whose question cue matches earliest in the (main) question; at the same place the
     longer cue wins ("budget deadline" is a date, "budget" an amount), then the lower priority
@@ -993,10 +998,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     f = f.with_columns(
         position.alias("sequence_position"),
         after.alias("sequence_after"),
-        pl.when(
-            (pl.col("_asked").str.contains(YES_NO_QUESTION) | pl.col("_asked").str.contains(YES_NO_AFTER_CLAUSE))
-            & ~pl.col("_asked").str.contains(VALUE_REQUEST)
-        )
+        pl.when(asks_yes_no("_asked") & ~pl.col("_asked").str.contains(VALUE_REQUEST))
         .then(pl.lit("text"))
         .otherwise(_answer_type(d, "_asked"))
         .alias("answer_type"),

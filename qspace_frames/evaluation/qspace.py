@@ -214,16 +214,15 @@ def by_tree(
     similarity = space.similarity(q, units) if space is not None else None  # None: too little text, the lexical ranking stands
 
     counted = []  # (text, n_tokens) of the units loaded so far: the choices load much the same sentences
-    feedback = bool(p.qspace_feedback_weight)
 
-    def loaded(u: pl.DataFrame, choice: str, counts) -> pl.DataFrame:
+    def loaded(u: pl.DataFrame, choice: str, counts=None) -> pl.DataFrame:
         known = pl.concat(counted).unique("text") if counted else None
         ranking = _introduced(_with_feedback(u if similarity is None else _with_meaning(u, similarity, p), q, p, counts))
         out = _loaded(walked(ranking, tree_leaves(leaves, choice)), p, known)
         counted.append(out.select("text", "n_tokens"))
         return out
 
-    selected = loaded(units, SELECTED, unit_counts(units) if feedback and units.height else None)
+    selected = loaded(units, SELECTED)
     if not ablate:
         return selected, {}
     # the selected trees' rows of the sample are those of the run (a question's ranking reads only its own rows)
@@ -231,7 +230,7 @@ def by_tree(
     mine = units.join(sample.select("query_id"), on="query_id", how="semi")
     # every tree choice ranks the same sentences (those of the sample's documents): their words are
     # counted once, not once per choice (a fifth of the evaluation on CUAD)
-    counts = unit_counts(mine) if feedback and mine.height else None
+    counts = unit_counts(mine) if p.qspace_feedback_weight and mine.height else None
     kept = selected.join(sample.select("query_id"), on="query_id", how="semi")
     return selected, {choice: kept if choice == SELECTED else loaded(ranked(sample, choice), choice, counts) for choice in TREE_CHOICES}
 

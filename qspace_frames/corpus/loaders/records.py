@@ -59,6 +59,12 @@ def load_csv(data: bytes, p: CorpusParams) -> Text:
 _BARE_KEY = re.compile(r'[^\s.\[\]="](?:[^\r\n.\[\]="]*[^\s.\[\]="])?')
 
 
+# what a reader of the loaded text tells a JSON document and a leaf line by: its file name, and the
+# "key.path = " that `_flatten_json` writes before a leaf's value ("[11].text = ", "steps[0].step = ")
+JSON_FILE = r"(?i)\.jsonl?$"
+LEAF_PATH = r"^((?:\[\d+\]|[\w-]+)(?:\.[\w-]+|\[[^\]\n]*\])+ = )\S"
+
+
 class _TooDeep(Exception):
     pass
 
