@@ -259,6 +259,8 @@ class EvalParams(_Strict):
     qspace_prototype_weight: float = Field(default=0.5, ge=0)  # Qspace: weight of matching-prototype evidence in the score
     # Qspace is run again with each tree choice on at most this many of the questions (0: no tree ablation)
     tree_ablation_questions: int = Field(default=100, ge=0)
+    # ... fewer when their documents hold more characters than this in all (0: no bound)
+    tree_ablation_max_chars: int = Field(default=20_000_000, ge=0)
     qspace_semantic_dims: int = Field(default=30, ge=0, le=500)  # Qspace: dimensions of the corpus's latent semantic space (0: none)
     # Qspace: weight of the latent similarity beside the lexical score. Of 0.7-3, 1.75-2.25 is a plateau on
     # both development splits (ContractNLI R@512 .840 at 1.0 -> .850, PolicyQA .443 -> .444)

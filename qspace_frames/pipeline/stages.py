@@ -263,7 +263,7 @@ def _strategy_task(kind: str, t, p, resolved: pl.DataFrame) -> tuple[pl.DataFram
         dictionary = dictionary_mod.load_dictionary(t["dictionary"])
         runs = ask_mod.ask_strategy(resolved, ask_units(t, p.affordances), ask_leaves(t), dictionary, e)
         return runs, metrics_mod.per_query(runs, resolved, e), None
-    sample = retrieval_mod.ablation_questions(resolved, e.tree_ablation_questions)
+    sample = retrieval_mod.ablation_questions(resolved, e.tree_ablation_questions, e.tree_ablation_max_chars)
     runs, by_tree = retrieval_mod.by_tree(
         resolved,
         t["fragments/fragments"].batches(),
