@@ -5,12 +5,39 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 from pathlib import Path
 
 from .params import ParamsError, load_params
 from .pipeline import CONTRACTNLI, find_project_root
 from .runtime.paths import reports_root, shown
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+RESERVED_NAMES = ("store",)  # reports/store/ is the artifact store's default folder
+
+
+def run_name(value: str) -> str:
+    """A run name as --name and --run take it: one folder under reports/, never a path out of it."""
+    if not RUN_NAME.fullmatch(value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a run name: up to 100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (it names reports/NAME/)"
+        )
+    if value in RESERVED_NAMES:
+        raise argparse.ArgumentTypeError(f"{value!r} is reserved: reports/{value}/ holds the artifact store")
+    return value
+
+
+def _unknown_notebooks(root: Path, only: list[str] | None) -> bool:
+    """Whether --only names a notebook that does not exist (by number or stem); print which if so."""
+    from .report.runner import notebooks
+
+    stems = [nb.stem for nb in notebooks(root)]
+    unknown = [o for o in only or [] if o not in stems and o not in (s[:2] for s in stems)]
+    if unknown:
+        print(f"error: --only: no notebook {', '.join(map(repr, unknown))} (the notebooks: {', '.join(stems)})", file=sys.stderr)
+    return bool(unknown)
 
 
 def _bad_params(root: Path, *files: str) -> bool:
@@ -28,7 +55,7 @@ def _run(args) -> int:
     from .report.runner import run
 
     root = find_project_root()
-    if _bad_params(root, args.params):
+    if _bad_params(root, args.params) or _unknown_notebooks(root, args.only):
         return 2
     if args.corpus and not Path(args.corpus).expanduser().is_dir() and not (root / args.corpus).is_dir():
         print(f"error: corpus folder not found: {args.corpus}", file=sys.stderr)
@@ -48,7 +75,8 @@ def _rel(root: Path, given: str) -> str:
 def _notebooks(args) -> int:
     from .report.runner import refresh_notebooks
 
-    return refresh_notebooks(find_project_root(), args.only)
+    root = find_project_root()
+    return 2 if _unknown_notebooks(root, args.only) else refresh_notebooks(root, args.only)
 
 
 def _bench(args) -> int:
@@ -245,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     r.add_argument("--corpus", help="folder of documents (default: the project folder holding the most documents)")
     r.add_argument("--params", default="params/default.yaml", help="parameters file (an overlay over params/default.yaml)")
-    r.add_argument("--name", default="default", help="run name: the report goes to reports/NAME/")
+    r.add_argument("--name", default="default", type=run_name, help="run name: the report goes to reports/NAME/")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by number or stem), e.g. --only 01 02")
     r.add_argument(
         "--contractnli",
@@ -293,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("files", nargs="+", help="weights files, e.g. params/weights/*.yaml")
     s.add_argument("--corpus", help="folder of documents (default: sample_corpus)", default="sample_corpus")
     s.add_argument("--gold", help="gold questions of the corpus, JSONL (as qspace eval reads them): recall measured on them")
-    s.add_argument("--name", default="sweep", help="report folder name (default: sweep)")
+    s.add_argument("--name", default="sweep", type=run_name, help="report folder name (default: sweep)")
     s.set_defaults(func=_sweep)
     g = sub.add_parser(
         "gc",
@@ -318,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--corpus", required=True, help="folder of documents")
     e.add_argument("--gold", required=True, help="gold questions, JSONL")
     e.add_argument("--params", default="params/default.yaml", help="parameters file")
-    e.add_argument("--name", required=True, help="run name: the report goes to reports/NAME/")
+    e.add_argument("--name", required=True, type=run_name, help="run name: the report goes to reports/NAME/")
     e.set_defaults(func=_eval)
     a = sub.add_parser(
         "ask",
@@ -337,7 +365,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a JSONL question set (id, question, kind, answers: see qspace_frames/ask/accuracy.py): every question "
         "is asked, and scored against its expected answers: right answers by kind, then each miss and why",
     )
-    a.add_argument("--run", default="default", help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)")
+    a.add_argument(
+        "--run", default="default", type=run_name, help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)"
+    )
     a.add_argument(
         "--within",
         action="append",
@@ -354,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         "the run to HTML (no network needed to read it), and write index.html, dashboard.html, final_report.md, "
         "run_summary.md and run_metadata.json. Nothing is recomputed; a missing artifact is an error naming it.",
     )
-    rp.add_argument("--run", default="default", help="the run's name (its folder under reports/)")
+    rp.add_argument("--run", default="default", type=run_name, help="the run's name (its folder under reports/)")
     rp.set_defaults(func=_report)
     k = sub.add_parser(
         "kernel",

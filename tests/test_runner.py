@@ -123,6 +123,25 @@ def test_bad_params_fail_before_any_work(tmp_path, capsys):
     assert "bad.yaml: fragments.max_chars" in err and "greater than or equal to 50" in err
 
 
+@pytest.mark.parametrize("name", ["../../outside", "", "a/b", ".hidden", "store", "x" * 101])
+def test_run_and_ask_refuse_a_name_that_is_not_one_folder_of_reports(name, capsys):
+    """A run name names reports/NAME/: one that climbs out of it, is empty (the reports root itself),
+    nests, hides or takes the store's folder is refused before anything is written."""
+    for argv in (["run", "--name", name], ["ask", "--run", name, "anything"], ["report", "--run", name]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert ("is reserved" if name == "store" else "is not a run name") in capsys.readouterr().err
+
+
+def test_only_names_notebooks_that_exist(tmp_path, root, monkeypatch, capsys):
+    monkeypatch.chdir(root)
+    assert main(["run", "--corpus", str(tmp_path), "--only", "01", "99", "foo"]) == 2
+    err = capsys.readouterr().err
+    assert "no notebook '99', 'foo'" in err and "01_corpus" in err
+    assert main(["notebooks", "--only", "nope"]) == 2
+
+
 def test_help_documents_run():
     out = subprocess.run([sys.executable, "-m", "qspace_frames.cli", "run", "--help"], capture_output=True, text=True)
     assert out.returncode == 0
