@@ -42,11 +42,15 @@ def lines_of(pages: pl.LazyFrame) -> pl.LazyFrame:
     Pages are put in document order first: headings carry forward over the rows that follow
     them, so pages arriving out of order (a shard, a concat) must not change a heading path."""
     n = pl.col("line").str.len_chars() + 1  # +1 for the '\n' that split removed
+    # a byte order mark (txt and md keep it, their offsets being the decoded file's) is not text:
+    # the line starts after it, so "\ufeff# Title" is a heading
+    bom = pl.col("line").str.starts_with("\ufeff")
     return (
         pages.sort([DOC, "char_start"])
         .select(DOC, "page", pl.col("char_start").alias("page_start"), pl.col("text").str.split("\n").alias("line"))
         .explode("line")
         .with_columns((pl.col("page_start") + n.cum_sum().over([DOC, "page_start"]) - n).alias("line_start"))
+        .with_columns(pl.col("line_start") + bom.cast(pl.Int64), pl.col("line").str.strip_prefix("\ufeff"))
     )
 
 

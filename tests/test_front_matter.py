@@ -118,10 +118,23 @@ def test_utf8_bom(tmp_path):
     r = load_bytes(tmp_path, "bom.md", raw.encode("utf-8"))
     text = text_of(r)
     same_after(raw, text, BLOCK.match(raw).end())
-    assert text.startswith(" # Voluntary Leave Transfer Program\n")  # the BOM is a space: "#" opens a line
+    assert text.startswith("\ufeff# Voluntary Leave Transfer Program\n")  # the BOM stays: offsets are the file's
     fr = frag(r)
-    assert fr.row(0, named=True)["text"] == "# Voluntary Leave Transfer Program"
-    assert fr.row(0, named=True)["char_start"] == 1
+    first = fr.row(0, named=True)
+    assert first["text"] == "# Voluntary Leave Transfer Program" and first["char_start"] == 1
+    assert first["kind"] == "section" and first["heading_path"] == ["Voluntary Leave Transfer Program"]
+
+
+@pytest.mark.parametrize("name", ["bom.md", "bom.txt"])
+def test_a_heading_after_a_byte_order_mark_is_a_heading(tmp_path, name):
+    """Windows editors save UTF-8 with a BOM: the file's first line is still a heading, and no
+    fragment starts with the BOM (it was dropped as a 14-character paragraph)."""
+    raw = "\ufeff# Heading One\n\nThe CFO must approve purchases.\n"
+    fr = frag(load_bytes(tmp_path, name, raw.encode("utf-8")))
+    assert fr.filter(pl.col("kind") == "section")["text"].to_list() == ["# Heading One"]
+    body = fr.filter(pl.col("kind") == "paragraph").row(0, named=True)
+    assert body["heading_path"] == ["Heading One"] and raw[body["char_start"] : body["char_end"]] == body["text"]
+    assert not fr["text"].str.starts_with("\ufeff").any()
 
 
 def test_utf16_with_bom(tmp_path):

@@ -90,8 +90,7 @@ def _replace_front_matter(text: str, source: str, end: int) -> tuple[str, str]:
     blank = re.sub(r"[^\r\n]", " ", block)  # keeps every line break: whitespace-only lines
     if not title:
         return blank + text[end:], "front matter without a title: excluded"
-    # A BOM before "#" would hide the heading from the fragmenter: it becomes a space (its width).
-    lead = " " if block.startswith("\ufeff") else ""
+    lead = "\ufeff" if block.startswith("\ufeff") else ""  # kept: a heading after it is one (fragments.lines_of)
     title = title[: len(block) - len(lead) - 3]  # room for "# " and "\n": a pathological title is cut
     heading = f"{lead}# {title}\n"
     return heading + blank[len(heading) :] + text[end:], "front matter: title taken as the document title"
