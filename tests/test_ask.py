@@ -1437,3 +1437,23 @@ def test_a_json_line_is_quoted_from_its_value_and_a_record_whole(wb):
     assert line["quote"].startswith("Bank detail changes requested only by email are prohibited"), line["quote"]
     assert line["verdict"] == "no" and docs[line["doc_id"]][: line["char_start"]].endswith("[11].text = ")
     assert "\n" in record["quote"] and record["quote"].startswith("steps[0]."), record["quote"]
+
+
+def test_text_answers_never_send_a_documents_control_characters_to_the_terminal():
+    """A quote holding an ANSI colour code or a window-title sequence is printed with them escaped;
+    line breaks and tabs stay as they are."""
+    from qspace_frames.ask.answer import ANSWERS
+
+    row = {c: None for c in ANSWERS} | {
+        "id": "q1",
+        "question": "Who approves?",
+        "status": "answered",
+        "answer": "\x1b[31mthe CFO\x1b[0m",
+        "quote": "The \x1b]0;owned\x07CFO approves\tpurchases.",
+        "document": "a.txt",
+        "char_start": 0,
+        "char_end": 30,
+    }
+    shown = to_text(pl.DataFrame([row], schema=ANSWERS))
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "\\x1b[31mthe CFO" in shown and "\\x07CFO approves\tpurchases." in shown

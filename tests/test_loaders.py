@@ -764,3 +764,15 @@ def test_pptx_conventions(tmp_path):
         (1, "# Quarterly review\n\nRevenue up\n\nCosts flat\n\nRow 1: Metric = Revenue; Value = 10"),
         (2, ""),
     ]
+
+
+def test_an_office_file_under_another_office_extension_says_so_the_same_way_every_run(tmp_path):
+    """A workbook saved as .docx: the library's message names an in-memory file by its repr, whose
+    address changes from run to run; the reason keeps the message, not the address."""
+    import openpyxl
+
+    wrong = tmp_path / "budget.docx"
+    openpyxl.Workbook().save(wrong)
+    first, again = load(wrong), load(wrong)
+    assert first.status == "error" and "not a Word file" in first.reason
+    assert " at 0x" not in first.reason and first.reason == again.reason

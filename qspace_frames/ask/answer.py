@@ -1818,7 +1818,17 @@ def _where(r: dict) -> str:
     return f"[{r['document']}{page}{', ' + section if section else ''}, characters {r['char_start']}-{r['char_end']}]"
 
 
+# control characters of a document (an ANSI colour code, a terminal title sequence) shown as escapes,
+# never sent to the reader's terminal; line breaks and tabs stay
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def to_text(answers: pl.DataFrame) -> str:
+    """The answers as a reader sees them in a terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _as_text(answers))
+
+
+def _as_text(answers: pl.DataFrame) -> str:
     lines = []
     for r in answers.iter_rows(named=True):
         lines.append(f"Q: {r['question']}")

@@ -63,9 +63,14 @@ def join_notes(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
+# an object's repr in a library's message ("file '<_io.BytesIO object at 0x7fba842edad0>' is not a
+# Word file"): its address differs from run to run, and a reason is part of the inventory's bytes
+_OBJECT_REPR = re.compile(r"<([\w.]+) object at 0x[0-9a-fA-F]+>")
+
+
 def error_reason(e: BaseException) -> str:
-    """`ExceptionType: first line of its message`."""
-    lines = str(e).strip().splitlines()
+    """`ExceptionType: first line of its message`, an object's address left out."""
+    lines = _OBJECT_REPR.sub(r"<\1>", str(e)).strip().splitlines()
     return f"{type(e).__name__}: {lines[0][:300]}" if lines else type(e).__name__
 
 
