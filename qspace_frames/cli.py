@@ -167,6 +167,9 @@ def _ask(args) -> int:
         except (OSError, QuestionSetError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        if asked.is_empty():
+            print(f"error: {args.question_set}: no question (every line is blank)", file=sys.stderr)
+            return 2
     wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
     ask = wb.asker()
     try:

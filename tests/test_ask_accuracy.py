@@ -135,6 +135,11 @@ def test_ask_command_scores_a_question_set(root, tmp_path, capsys, monkeypatch):
     got = {r["id"]: r["outcome"] for r in json.loads(capsys.readouterr().out)}
     assert got == {"cfo": "right", "mars": "declined rightly"}
     assert main(["ask", "--questions", str(f), "Who?"]) == 2
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n\n")
+    capsys.readouterr()
+    assert main(["ask", "--questions", str(blank)]) == 2
+    assert "blank.jsonl: no question" in capsys.readouterr().err
     # a scope naming no document: an error naming it, no answer
     capsys.readouterr()
     assert main(["ask", "--within", "hr/*.md", "Who must approve purchases over $25,000?"]) == 2
