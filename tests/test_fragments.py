@@ -184,11 +184,11 @@ def test_property_offsets_and_no_lost_text(lines, max_chars, min_chars):
 
 
 def test_ungrounded_names_the_fragments_not_at_their_offsets():
-    """The notebooks' grounding check, a few documents at a time: a wrong text, an offset past a
-    multi-byte character and a fragment of a missing document are found, in any step."""
-    from qspace_frames.fragments import DOCS_PER_STEP, ungrounded
+    """The notebooks' grounding check, a document at a time: a wrong text, an offset past a
+    multi-byte character and a fragment of a missing document are found, in any document."""
+    from qspace_frames.fragments import ungrounded
 
-    n = 3 * DOCS_PER_STEP + 1
+    n = 25
     docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n)], "doc_text": [f"héllo wörld {i}" for i in range(n)]})
     fr = pl.DataFrame(
         {
@@ -206,3 +206,32 @@ def test_ungrounded_names_the_fragments_not_at_their_offsets():
     orphan = pl.DataFrame({"fragment_id": ["fx"], "doc_id": ["gone"], "char_start": [0], "char_end": [1], "text": ["h"]})
     got = ungrounded(pl.concat([wrong, orphan]), docs)
     assert sorted(got["fragment_id"]) == sorted(["f3", f"f{n - 1}", "fx"])
+
+
+def test_ungrounded_reads_a_long_document_once_not_once_per_fragment(tmp_path, root):
+    """Notebook 02's check on two long documents of a run (1.9 and 0.9 MB, 9,000 fragments read
+    from the store): a join gave each fragment a copy of its document (13.6 GB measured)."""
+    import random
+    import resource
+
+    from qspace_frames.corpus.pages import document_text
+    from qspace_frames.fragments import ungrounded
+    from qspace_frames.pipeline import Workbench
+
+    rnd = random.Random(0)
+    text = "".join(
+        f"The {rnd.choice(['CEO', 'Board', 'Auditor'])} must approve requests over ${rnd.randint(1, 99)},000 "
+        f"within {rnd.randint(1, 30)} days. " + ("\n\n" if i % 5 == 4 else "")
+        for i in range(30_000)
+    )
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "c" / "b.txt").write_text(text[: len(text) // 2], encoding="utf-8")
+    (tmp_path / "p.yaml").write_text(f"store:\n  root: {tmp_path / 'store'}\n", encoding="utf-8")
+    wb = Workbench(
+        params_file=str(tmp_path / "p.yaml"), corpus_arg=str(tmp_path / "c"), run_name="long", project_root=root, reports_dir=tmp_path / "r"
+    )
+    fr, docs = wb.read("fragments"), document_text(wb.scan("corpus", "pages")).collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert fr.height == 9_000 and ungrounded(fr, docs).is_empty()
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024 < 1e9  # ru_maxrss: KiB on Linux

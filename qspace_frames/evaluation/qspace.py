@@ -413,9 +413,10 @@ def _ranked_units(s_score, sents, f_score, sig, boosted, top_proto, p: EvalParam
     )
 
 
-# Each question ranks every sentence of its document; past this rank none is ever loaded (the largest
-# budget is filled long before), so a longer document's rest is dropped before the tree walk and the
-# token counts. 100 questions on one 1 MB document of 15,000 sentences, with the ablation's bound
+# Each question ranks every sentence of its document; the largest budget is filled long before this
+# rank, so a longer document's rest is dropped before the tree walk and the token counts (a sentence
+# there could only be loaded if its tree's walk or a label before it lifted it past 4,000 others).
+# 100 questions on one 1 MB document of 15,000 sentences, with the ablation's bound
 # (`ablation_questions`): the evaluation 85 -> 25 s, peak memory 5.5 -> 2.7 GB. The development
 # splits and CUAD's contracts (2,426 sentences at most) give the same tables.
 MAX_RANKED = 4_000
