@@ -297,7 +297,9 @@ def miss_examples(
     docs = document_text(pages.filter(pl.col("doc_id").is_in(picked["doc_id"].unique().implode()))).collect()
     span = pl.col("gold_spans").list.first()
     missed_gold = (
-        gold.select(
+        # the picked questions only: each row is given its whole document before the slice
+        gold.filter(pl.col("id").is_in(picked["query_id"].implode()))
+        .select(
             pl.col("id").alias("query_id"),
             "question",
             "doc_id",
