@@ -29,14 +29,14 @@ def run_name(value: str) -> str:
     return value
 
 
-def _unknown_notebooks(root: Path, only: list[str] | None) -> bool:
-    """Whether --only names a notebook that does not exist (by number or stem); print which if so."""
-    from .report.runner import notebooks
+def _unknown_notebooks(paths: list[Path], only: list[str] | None) -> bool:
+    """Whether --only names none of the notebooks `paths` (by stem or number); print which if so."""
+    from .report.runner import unnamed
 
-    stems = [nb.stem for nb in notebooks(root)]
-    unknown = [o for o in only or [] if o not in stems and o not in (s[:2] for s in stems)]
+    unknown = unnamed(paths, only)
     if unknown:
-        print(f"error: --only: no notebook {', '.join(map(repr, unknown))} (the notebooks: {', '.join(stems)})", file=sys.stderr)
+        stems = ", ".join(p.stem for p in paths)
+        print(f"error: --only: no notebook {', '.join(map(repr, unknown))} (the notebooks: {stems})", file=sys.stderr)
     return bool(unknown)
 
 
@@ -52,10 +52,10 @@ def _bad_params(root: Path, *files: str) -> bool:
 
 
 def _run(args) -> int:
-    from .report.runner import run
+    from .report.runner import notebooks, run
 
     root = find_project_root()
-    if _bad_params(root, args.params) or _unknown_notebooks(root, args.only):
+    if _bad_params(root, args.params) or _unknown_notebooks(notebooks(root), args.only):
         return 2
     if args.corpus and not Path(args.corpus).expanduser().is_dir() and not (root / args.corpus).is_dir():
         print(f"error: corpus folder not found: {args.corpus}", file=sys.stderr)
@@ -73,10 +73,10 @@ def _rel(root: Path, given: str) -> str:
 
 
 def _notebooks(args) -> int:
-    from .report.runner import refresh_notebooks
+    from .report.runner import refresh_notebooks, refreshed
 
     root = find_project_root()
-    return 2 if _unknown_notebooks(root, args.only) else refresh_notebooks(root, args.only)
+    return 2 if _unknown_notebooks(refreshed(root), args.only) else refresh_notebooks(root, args.only)
 
 
 def _bench(args) -> int:

@@ -273,7 +273,7 @@ def ungrounded(fragments: pl.DataFrame, docs: pl.DataFrame) -> pl.DataFrame:
 
     `docs` holds (doc_id, doc_text). Each document's text is sliced where its fragments say, one
     document at a time: a join would give every fragment a copy of its whole document (15 GB for
-    9,000 fragments of one 2 MB file; 10 GB for the 510 CUAD contracts)."""
+    9,000 fragments of a 2.1 and a 1 MB file; 10 GB for the 510 CUAD contracts)."""
     cols = ["fragment_id", "doc_id", "char_start", "char_end"]
     texts = dict(docs.select("doc_id", pl.col("doc_text").fill_null("")).iter_rows())
     bad = []

@@ -343,16 +343,8 @@ def _held(t: str, gs: list[list[str]]) -> list[bool]:
 
 
 def _coverage(text: str, groups: str) -> pl.Expr:
-    """Share of the question's keyword groups found in the text (`_held`)."""
-
-    def cov(s: pl.Series) -> pl.Series:
-        out = []
-        for r in s.to_list():
-            gs = [g for g in (r[groups] or []) if g]
-            out.append(sum(_held((r[text] or "").lower(), gs)) / len(gs) if gs else 1.0)
-        return pl.Series(out, dtype=pl.Float64)
-
-    return pl.struct(text, groups).map_batches(cov, return_dtype=pl.Float64)
+    """Share of the question's keyword groups found in the text (`_shares`)."""
+    return _shares(text, groups).struct.field("_coverage").alias(text)  # named after its text, as a map over (text, groups) is
 
 
 SHARES = pl.Struct({"_coverage": pl.Float64, "_weighted": pl.Float64})
@@ -1558,14 +1550,12 @@ def _not_a_party_listing(question: str) -> pl.Expr:
     return preamble_ok & address_ok
 
 
-# a quoted line of a JSON document (corpus.loaders.records: "key.path = value") is cited from its
-# value ("[11].text = Bank detail changes ..." quotes "Bank detail changes ..."); the path says where
-# the value sits in the file, not what the document says
-
-
 def _past_json_path(chosen: pl.DataFrame) -> pl.DataFrame:
     """The chosen quotes (CHOSEN) of a JSON document's single line without its key path, the
-    citation moved past it (exact still); a quote of several lines (a record) stays whole."""
+    citation moved past it (exact still); a quote of several lines (a record) stays whole. A leaf
+    line ("key.path = value", corpus.loaders.records) is cited from its value: "[11].text = Bank
+    detail changes ..." quotes "Bank detail changes ..."; the path says where the value sits in the
+    file, not what the document says."""
     one_line = pl.col("document").str.contains(JSON_FILE) & ~pl.col("_quote").str.contains("\n")
     path = pl.when(one_line).then(pl.col("_quote").str.extract(LEAF_PATH, 1))
     cut = pl.col("_n")

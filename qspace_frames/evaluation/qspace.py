@@ -423,7 +423,10 @@ MAX_RANKED = 4_000
 
 
 def _first_ranked(units: pl.DataFrame) -> pl.DataFrame:
-    """Each question's first MAX_RANKED units (`_best_first`)."""
+    """Each question's first MAX_RANKED units (`_best_first`); all of them, unsorted, when no
+    question has more (every corpus of ordinary documents: no sort is added to its evaluation)."""
+    if units.is_empty() or units["query_id"].value_counts()["count"].max() <= MAX_RANKED:
+        return units
     return _best_first(units).group_by("query_id", maintain_order=True).head(MAX_RANKED)
 
 

@@ -27,6 +27,16 @@ def notebooks(root: Path) -> list[Path]:
     return sorted(p for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
+def named(path: Path, only: list[str] | None) -> bool:
+    """Whether `only` (--only) takes this notebook: by its stem or its number, or when it is empty."""
+    return not only or path.stem in only or path.stem[:2] in only
+
+
+def unnamed(paths: list[Path], only: list[str] | None) -> list[str]:
+    """The entries of `only` that name none of `paths`."""
+    return [o for o in only or [] if not any(named(p, [o]) for p in paths)]
+
+
 def scrub(nb) -> None:
     """Drop timing metadata (papermill's start/end times, execution timestamps) and the random id
     papermill gives the cell it injects, so that an executed notebook depends only on its inputs."""
@@ -277,7 +287,7 @@ def run(
     run_dir = reports_root(root) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "stage_log.jsonl").unlink(missing_ok=True)
-    nbs = [n for n in notebooks(root) if not only or n.stem in only or n.stem[:2] in only]
+    nbs = [n for n in notebooks(root) if named(n, only)]
     wb = workbench(root, params_file, run_name, corpus, gold)
     values = {"params_file": params_file, "run_name": run_name, "corpus": corpus or "", "gold": gold or "", "contractnli": contractnli}
     base = _run_base(root, params, values, wb)
@@ -618,6 +628,11 @@ class Progress:
             self.bar.close()
 
 
+def refreshed(root: Path) -> list[Path]:
+    """The notebooks `refresh_notebooks` re-executes in place: the steps and the sweep comparison."""
+    return [*notebooks(root), root / "notebooks" / SWEEP_NOTEBOOK]
+
+
 def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout) -> int:
     """Re-execute notebooks/ in place with their default parameters: the stored outputs that
     readers see on the repository and that nbval compares against."""
@@ -625,8 +640,8 @@ def refresh_notebooks(root: Path, only: list[str] | None = None, out=sys.stdout)
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    for nb_path in [*notebooks(root), root / "notebooks" / SWEEP_NOTEBOOK]:
-        if only and nb_path.stem not in only and nb_path.stem[:2] not in only:
+    for nb_path in refreshed(root):
+        if not named(nb_path, only):
             continue
         print(f"refreshing {nb_path.name} ...", file=out, flush=True)
         nb = nbformat.read(nb_path, as_version=4)
