@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -94,12 +95,15 @@ def test_a_spare_kernel_joins_once_the_computation_is_done_if_enough_notebooks_w
     from qspace_frames.report import runner
 
     monkeypatch.setattr(runner, "KERNELS", 2)
+    here = Path.cwd()
     for notebooks, kernels in ((5, 2), (3, 1)):
         (tmp_path / str(notebooks)).mkdir()
         proj = mini_project(tmp_path / str(notebooks), root, [["import os, time\ntime.sleep(0.5)\nprint(os.getpid())"]] * notebooks)
         assert run(proj, "params/default.yaml", "spare", None, out=io.StringIO()) == 0
         pids = {nbformat.read(p, as_version=4).cells[-1].outputs[0]["text"] for p in (proj / "reports" / "spare").glob("0*.ipynb")}
         assert len(pids) == kernels
+        # notebooks rendered side by side leave the process where it was (papermill's chdir is global)
+        assert Path.cwd() == here
 
 
 def test_successful_run_writes_html_and_index(tmp_path, root):

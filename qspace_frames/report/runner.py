@@ -525,7 +525,9 @@ def _render(
                 str(target),
                 kernel_name=warm.kernel_name,
                 language="python",
-                cwd=str(root),
+                # no cwd: the warm kernel already runs in root, and papermill's chdir is the whole
+                # process's: notebooks rendered side by side left it in root, not where it was
+                cwd=None,
                 progress_bar=False,
                 log_output=False,
                 request_save_on_cell_execute=False,  # papermill would write the whole notebook twice per cell
