@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from qspace_frames.ask import answer as answer_mod
+from qspace_frames.ask import compare
 from qspace_frames.ask.answer import ANSWER_JSON_SCHEMA, contract_context, to_json, to_text
 from qspace_frames.ask.dictionary import load_dictionary
 from qspace_frames.ask.parse import ORDINAL, parse_questions
@@ -1457,3 +1458,73 @@ def test_text_answers_never_send_a_documents_control_characters_to_the_terminal(
     shown = to_text(pl.DataFrame([row], schema=ANSWERS))
     assert "\x1b" not in shown and "\x07" not in shown
     assert "\\x1b[31mthe CFO" in shown and "\\x07CFO approves\tpurchases." in shown
+
+
+def test_a_comparison_is_answered_by_its_parts_values_put_in_order(wb):
+    """ "Which takes longer, X or Y?" is asked as one part per item, each answered with its own
+    quote and citation; the whole is answered by the durations the quotes state (business days
+    both), and "Does X take longer than Y?" gets its verdict from them."""
+    which, longer, shorter = wb.ask(
+        [
+            "Which takes longer, the security review or issuing a purchase order?",
+            "Does acknowledging a payment dispute take longer than issuing a purchase order?",
+            "Is issuing a purchase order longer than the security review?",
+        ]
+    ).iter_rows(named=True)
+    assert which["status"] == "compound" and which["verdict"] is None
+    assert which["answer"] == "The security review (5 business days) is longer than issuing a purchase order (2 business days)."
+    review, order = which["sub_answers"]
+    assert review["question"] == "How long is the security review?" and "within 5 business days" in review["quote"]
+    assert order["question"] == "How long is issuing a purchase order?" and "within 2 business days" in order["quote"]
+    assert longer["verdict"] == "yes" and longer["answer"].startswith("Acknowledging a payment dispute (3 business days) is longer")
+    assert shorter["verdict"] == "no" and shorter["answer"].startswith("The security review (5 business days) is longer")
+    data = to_json(wb.ask(["Is issuing a purchase order longer than the security review?"]))
+    jsonschema.validate(data, ANSWER_JSON_SCHEMA)
+    assert data[0]["verdict"] == "no" and [p["status"] for p in data[0]["sub_answers"]] == ["answered", "answered"]
+    assert to_text(wb.ask(["Which takes longer, the security review or issuing a purchase order?"])).splitlines()[1] == (
+        "A: The security review (5 business days) is longer than issuing a purchase order (2 business days)."
+    )
+
+
+def test_a_comparison_compares_only_values_of_one_kind_the_quotes_state(tmp_path, root):
+    """Amounts in one currency are put in order; a part with no answer, or values of two kinds
+    (an amount and a duration), leave the parts standing alone, with no comparison made up."""
+    policy = (
+        "# Travel\n\nMeals are reimbursed up to $75 per day.\n\nLodging is reimbursed up to $250 per night.\n\n"
+        "Expense reports are due within 30 days of the trip.\n"
+    )
+    limit, mixed, missing = _asked(
+        tmp_path,
+        root,
+        "travel.md",
+        policy,
+        [
+            "Which has the higher limit, meals or lodging?",
+            "Which is higher, the meal limit or the expense report deadline?",
+            "Which is higher, the meal limit or the submarine allowance?",
+        ],
+    ).iter_rows(named=True)
+    assert limit["answer"] == "The limit for lodging ($250) is higher than the limit for meals ($75).", limit
+    assert [p["status"] for p in limit["sub_answers"]] == ["answered", "answered"]
+    assert mixed["status"] == "compound" and mixed["answer"] is None, mixed
+    assert missing["status"] == "compound" and missing["answer"] is None and missing["sub_answers"][1]["status"] == "no_answer"
+
+
+@pytest.mark.parametrize(
+    "text,comp,expected",
+    [
+        ("Referral Fees will be paid within thirty (30) days of the collection", "longer", ("duration", 30.0)),
+        ("IT Security completes the review within 5 business days", "shorter", ("duration", 7.0)),
+        ("two weeks in advance", "sooner", ("duration", 14.0)),
+        ("$2,000,000 per occurrence and $2,000,000 aggregate", "higher", ("USD", 2_000_000.0)),
+        ("a fee of EUR 1.5 million", "higher", ("EUR", 1_500_000.0)),
+        ("royalties of 5% of Gross Sales", "higher", ("percent", 5.0)),
+        ("on or before September 30, 2023", "earlier", ("date", 738_793.0)),
+        ("effective 1 January 2024", "later", ("date", 738_886.0)),
+        ("no number here", "higher", None),
+        ("on or before September 30, 2023", "higher", None),  # a date is no amount
+    ],
+)
+def test_a_comparison_reads_the_value_of_the_kind_its_comparative_asks(text, comp, expected):
+    got = compare.magnitude(text, comp)
+    assert (got[:2] if got else None) == expected

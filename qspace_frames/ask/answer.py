@@ -24,7 +24,7 @@ from ..evaluation.metrics import RETRIEVALS
 from ..evaluation.qspace import selected_leaves
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
-from . import spelling
+from . import compare, spelling
 from .dictionary import Dictionary, answer_types
 from .parse import ORDINAL, asks_yes_no, dx_bounds, parse_questions, valid_text
 from .rules import (
@@ -569,12 +569,15 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
             .group_by("id", maintain_order=True)
             .agg(pl.col("sub_answer").alias("sub_answers"))
         )
-        rows.append(
+        compound = (
             parsed.filter(pl.col("decomposition_pattern") != "single")
-            .select("id", "question", "answer_type")
+            .select("id", "question", "answer_type", "decomposition_pattern")
             .join(gathered, on="id", how="left")
             .with_columns(pl.lit("compound").alias("status"))
         )
+        # a comparison is answered by its parts' values put in order, when they state values of one kind
+        ordered_values = compare.answered(compound.filter(pl.col("decomposition_pattern") == "comparison"))
+        rows.append(compound.drop("decomposition_pattern").join(ordered_values, on="id", how="left"))
     vague = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_not_null())
     if vague.height:
         rows.append(
@@ -1731,7 +1734,10 @@ ANSWER_JSON_SCHEMA = {
             "id": {"type": "string"},
             "question": {"type": "string"},
             "status": {"enum": list(STATUSES)},
-            "answer": {"type": ["string", "null"], "description": "the value the answer type's pattern confirmed"},
+            "answer": {
+                "type": ["string", "null"],
+                "description": "the value the answer type's pattern confirmed; a comparison's: its parts' values in order",
+            },
             "quote": {"type": ["string", "null"], "description": "verbatim document text at the citation's offsets"},
             "citation": CITATION_SCHEMA,
             "verdict": VERDICT_SCHEMA,
@@ -1783,7 +1789,7 @@ def _cited(r: dict) -> dict:
         "answer": r["answer"],
         "quote": r["quote"],
         "citation": citation,
-        "verdict": r["verdict"] if r["status"] == "answered" else None,
+        "verdict": r["verdict"] if r["status"] in ("answered", "compound") else None,  # a compound one's: a comparison's
     }
 
 
@@ -1828,6 +1834,8 @@ def _as_text(answers: pl.DataFrame) -> str:
         elif r["status"] == "clarification":
             lines.append(f"Clarification needed: {r['clarification']}")
         elif r["status"] == "compound":
+            if r["answer"]:  # a comparison's, from its parts' values
+                lines.append(f"A: {r['verdict'].capitalize()}. {r['answer']}" if r["verdict"] else f"A: {r['answer']}")
             for s in r["sub_answers"] or []:
                 said = f'"{s["quote"]}" {_where(s)}' if s["status"] == "answered" else "no answer found"
                 said = f"{s['verdict'].capitalize()}. {said}" if s["status"] == "answered" and s["verdict"] else said

@@ -26,6 +26,7 @@ import polars as pl
 
 from ..affordances.rules import INTENTS
 from ..evaluation.bm25 import terms_expr
+from .compare import comparisons
 from .dictionary import (
     REGEX_PREFIX,
     Dictionary,
@@ -115,7 +116,7 @@ QUESTIONS = {
     "scope_jurisdictions": pl.List(pl.String),  # canonical values of the jurisdiction value sets
     "scope_currencies": pl.List(pl.String),  # canonical values of the currency value set
     "scope_condition": pl.String,  # the condition of a conditional question
-    "decomposition_pattern": pl.String,  # single | independent | sequential | unified | conditional
+    "decomposition_pattern": pl.String,  # single | independent | sequential | unified | conditional | comparison
     "sub_questions": pl.List(pl.String),
     "condition": pl.String,
     "suggested_clarification": pl.String,
@@ -129,7 +130,7 @@ QUESTIONS = {
 SOURCES = ("direct", "expert_dictionary", "anchor", "question")  # strongest first
 SHAPES = ("single", "listing", "table", "tree", "nested_json")
 LAYOUTS = ("text", "table", "image", "header")
-PATTERNS = ("single", "independent", "sequential", "unified", "conditional")
+PATTERNS = ("single", "independent", "sequential", "unified", "conditional", "comparison")
 JURISDICTION_SETS = ("country", "region", "us_state")
 CURRENCY_SETS = ("currency",)
 
@@ -663,7 +664,7 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
     A cheap pre-filter (COMPOUND, or more than one '?') picks the rows worth decomposing; on
     those, the rules run in order: conditional (leading, then trailing condition), clause split
     (sequential when a later clause refers back or says "then", else independent), unified
-    (coordinated noun phrases), else single.
+    (coordinated noun phrases), else single. A comparison (`compare.parts`) is one whatever those say.
     """
     m = _mask(pl.col("_t"))
     base = q.select("_row", "_t", m.alias("_m"))
@@ -776,6 +777,14 @@ def _decompose(q: pl.DataFrame) -> pl.DataFrame:
         .alias("condition"),
     )
     out = base.join(f.select("_row", "_pattern", "_subs", "condition"), on="_row", how="left")
+    # a comparison ("Which is longer, X or Y?", "Is X longer than Y?") is one part per item, whatever
+    # else its "or" or "if" looked like (`compare.parts`)
+    compared = comparisons(base.select("_row", "_t")).rename({"sub_questions": "_compared"})
+    out = out.join(compared, on="_row", how="left").with_columns(
+        pl.when(pl.col("_compared").is_not_null()).then(pl.lit("comparison")).otherwise(pl.col("_pattern")).alias("_pattern"),
+        pl.coalesce("_compared", "_subs").alias("_subs"),
+        pl.when(pl.col("_compared").is_null()).then(pl.col("condition")).alias("condition"),
+    )
     whole = pl.concat_list(_tidy(pl.col("_t")).fill_null(pl.col("_t"))).list.eval(pl.element().filter(pl.element() != ""))
     return out.select(
         "_row",

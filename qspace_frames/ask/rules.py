@@ -592,3 +592,52 @@ UNDER = (
     r"up to|under|below|less than|not exceeding|at most|jusqu'à|moins de|inférieure?s? à|bis zu|unter|weniger als|höchstens"
     r"|hasta|menos de|inferior(?:es)? a"
 )
+
+# ---- comparisons (ask/compare.py) -----------------------------------------------------------------
+# the comparatives a comparison question asks by, two words before one ("more expensive" before "more")
+COMPARATIVE = (
+    r"(?:more expensive|less expensive|longer|shorter|higher|lower|larger|bigger|smaller|greater|more|less|fewer"
+    r"|earlier|later|sooner|cheaper|costlier)"
+)
+_ITEM = r"[^?]+?"
+# "Which is longer, the notice period or the cure period?", "Which per diem is higher: Paris or London?",
+# "Which has the higher limit, meals or lodging?"
+COMPARISON_WHICH = (
+    rf"(?i)^\s*(?:which|what)\s+(?P<pre>(?:[\w'-]+\s+){{0,3}}?)(?P<comp>{COMPARATIVE})\b(?P<noun>[^,:?]*?)\s*[,:]\s*"
+    rf"(?P<a>{_ITEM})\s*,?\s+or\s+(?P<b>{_ITEM})\s*\?*\s*$"
+)
+_PREP = r"(?:in|for|at|on|under|during|with)"
+# "Is the per diem higher in Paris than in London?"
+COMPARISON_PLACES = (
+    rf"(?i)^\s*(?:is|are|was|were|will|would|does|do)\s+(?P<a>{_ITEM})\s+(?P<comp>{COMPARATIVE})\s+(?P<prep>{_PREP})\s+"
+    rf"(?P<pa>{_ITEM})\s+than\s+(?:{_PREP}\s+)?(?P<pb>{_ITEM})\s*\?*\s*$"
+)
+# "Is the notice period longer than the cure period?", "Do meals have a higher limit than lodging?"; not
+# "Do purchases of more than $5,000 need approval?" (a number after "than", a preposition before the
+# comparative). Python's regular expressions (look-arounds): compare.py reads it, Polars never does
+COMPARISON_THAN = (
+    rf"(?i)^\s*(?:is|are|was|were|does|do|did|will|would|can|could)\s+(?P<a>{_ITEM}[^\s,]*(?<!\bof)(?<!\bfor)(?<!\bto)(?<!\bin)(?<!\bat)(?<!\bby)(?<!\bwith))\s+(?P<comp>{COMPARATIVE})"
+    rf"(?:\s+(?P<noun>[a-z][\w'-]*))?\s+than\s+(?!(?:[$€£\d]|(?:one|two|three|four|five|six|seven|eight|nine|ten|a few|several|a|an|usual|normal|expected|allowed|required|necessary)\b))(?P<b>{_ITEM})\s*\?*\s*$"
+)
+# a quality, not a value, compared ("more important", "more likely", "stricter"): not a comparison the quotes can decide
+NOT_COMPARED = r"(?i)(?:ant|ent|ful|ive|ous|ble|ly|ic|al|ing)$"
+WORD_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "fourteen": 14, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
+    "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
+}  # fmt: skip
+_NUMBER = r"(?P<n>\d[\d,]*(?:\.\d+)?|" + "|".join(sorted(WORD_NUMBERS, key=len, reverse=True)) + r")"
+# "30 days", "thirty (30) days", "5 business days", "two weeks"
+DURATION_VALUE = rf"(?i)\b{_NUMBER}\)?\s*(?:\(\d+\)\s*)?(?:-\s*)?(?P<working>business\s+|working\s+)?(?:calendar\s+)?(?P<unit>minutes?|hours?|days?|weeks?|months?|years?)\b"
+# "$25,000", "€ 1.5 million", "USD 300", "300 euros"
+_AMOUNT = r"(?P<n>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>k|thousand|million|m|bn|billion)\b)?"
+AMOUNT_VALUES = (
+    rf"(?i)(?P<cur>[$€£])\s?{_AMOUNT}",
+    rf"(?i)\b(?P<cur>usd|eur|gbp)\s?{_AMOUNT}",
+    r"(?i)\b(?P<n>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>thousand|million|bn|billion))?\s*(?P<cur>usd|eur|gbp|dollars|euros)\b",
+)
+PERCENT_VALUE = r"(?i)\b(?P<n>\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)"
+_MONTH_NAME = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+DATE_MDY = rf"(?i)\b{_MONTH_NAME}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b"
+DATE_DMY = rf"(?i)\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}\s+(?P<year>(?:19|20)\d{{2}})\b"
+DATE_ISO = r"\b(?P<year>(?:19|20)\d{2})-(?P<month>\d{2})-(?P<day>\d{2})\b"
