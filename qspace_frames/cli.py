@@ -58,7 +58,10 @@ def _run(args) -> int:
     if _bad_params(root, args.params) or _unknown_notebooks(notebooks(root), args.only):
         return 2
     if args.corpus and not Path(args.corpus).expanduser().is_dir() and not (root / args.corpus).is_dir():
-        print(f"error: corpus folder not found: {args.corpus}", file=sys.stderr)
+        from .pipeline.workbench import not_a_folder
+
+        given = Path(args.corpus).expanduser()
+        print(f"error: {not_a_folder(given if given.is_absolute() or given.exists() else root / given, args.corpus)}", file=sys.stderr)
         return 2
     corpus = _rel(root, args.corpus) if args.corpus else None  # no absolute paths in stored notebooks
     if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
@@ -183,7 +186,26 @@ def _ask(args) -> int:
     if asked is not None:
         return _print_scores(asked, got, args.json)
     print(json.dumps(to_json(got), indent=2, ensure_ascii=False) if args.json else to_text(got))
+    if (got["status"] == "no_answer").any():
+        _unread_note(wb.read("corpus", "inventory"))
     return 0
+
+
+def _unread_note(inv) -> None:
+    """When a question found no answer, whether some of the corpus's files were never read (an
+    unsupported format, an error, an empty file): their text cannot answer it. On standard error,
+    so that --json stays one document."""
+    import polars as pl
+
+    from .corpus.inventory import load_outcome
+
+    unread = inv.filter(~pl.col("load_status").is_in(["loaded", "duplicate"]))
+    if unread.height:
+        print(
+            f"note: {unread.height:,} of the corpus's {inv.height:,} files were not read ({load_outcome(unread)}); "
+            "an answer in them cannot be found (notebook 01 lists them)",
+            file=sys.stderr,
+        )
 
 
 def _print_scores(asked, got, as_json: bool) -> int:

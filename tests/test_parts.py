@@ -110,12 +110,18 @@ def test_the_run_says_what_changed_and_what_was_reused(tmp_path):
     c = _base(tmp_path / "corpus")
     first = _workbench(tmp_path, "store", c, "inc")
     first.artifact("corpus")
-    assert first.changes_line() == "4 files: 4 added, 0 changed, 0 removed, 0 unchanged; 0 documents read from their parts, 4 loaded"
+    assert (
+        first.changes_line()
+        == "4 files: 4 added, 0 changed, 0 removed, 0 unchanged; 0 documents read from their parts, 4 read from their files; 4 loaded"
+    )
     _add(c), _change(c), _remove(c), _rename(c)
     again = _workbench(tmp_path, "store", c, "inc")
     again.artifact("corpus")
     # the rename is a removal and an addition of a path, whose document is read from its part
-    assert again.changes_line() == "4 files: 2 added, 1 changed, 2 removed, 1 unchanged; 2 documents read from their parts, 2 loaded"
+    assert (
+        again.changes_line()
+        == "4 files: 2 added, 1 changed, 2 removed, 1 unchanged; 2 documents read from their parts, 2 read from their files; 4 loaded"
+    )
     log = [json.loads(line) for line in (again.run_dir / "stage_log.jsonl").read_text(encoding="utf-8").splitlines()]
     assert log[-1]["stage"] == "corpus" and log[-1]["files"] == {"files": 4, "added": 2, "changed": 1, "removed": 2, "unchanged": 1}
     nothing = _workbench(tmp_path, "store", c, "inc")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 import polars as pl
 import pytest
@@ -92,6 +94,38 @@ def test_byte_identical_artifacts_across_stores_and_input_order(root, tmp_path):
 def test_unknown_corpus_folder_fails_clearly(root, tmp_path):
     with pytest.raises(FileNotFoundError, match="corpus folder not found"):
         wb_for(root, tmp_path, overlay(tmp_path, "p.yaml"), corpus=tmp_path / "missing")
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    with pytest.raises(FileNotFoundError, match=r"notes.md is a file, not a folder: give the folder that holds it, "):
+        wb_for(root, tmp_path, overlay(tmp_path, "p.yaml"), corpus=tmp_path / "notes.md")
+    cli = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "run", "--corpus", "sample_corpus/policy/procurement_policy.md", "--name", "x"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert cli.returncode == 2
+    said = "corpus sample_corpus/policy/procurement_policy.md is a file, not a folder: give the folder that holds it, sample_corpus/policy"
+    assert cli.stderr.strip() == f"error: {said}"
+
+
+def test_the_run_and_ask_say_which_files_were_not_read(root, tmp_path, capsys):
+    """A folder of notes in a format no loader reads is not silently ignored: the run's first line
+    counts each status (and the extensions not supported), and a question with no answer is told
+    that some files were never read."""
+    from qspace_frames.cli import _unread_note
+
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    (corpus / "iris.rst").write_text("Iris\n====\n\nThe iris data set was created by R. A. Fisher.\n")
+    (corpus / "empty.txt").write_text("")
+    (corpus / "a.md").write_text("# Plants\n\nThe rose is red.\n")
+    (corpus / "b.md").write_text("# Plants\n\nThe rose is red.\n")
+    wb = wb_for(root, tmp_path, overlay(tmp_path, "p.yaml"), corpus=corpus)
+    wb.artifact("corpus")
+    assert wb.changes_line().endswith("; 1 loaded, 1 duplicate, 1 empty, 1 unsupported (.rst 1)"), wb.changes_line()
+    _unread_note(wb.read("corpus", "inventory"))
+    assert capsys.readouterr().err == (
+        "note: 2 of the corpus's 4 files were not read (1 empty, 1 unsupported (.rst 1)); "
+        "an answer in them cannot be found (notebook 01 lists them)\n"
+    )
 
 
 def test_bm25_chunks_are_reused_across_evaluation_sweeps(root, tmp_path):

@@ -146,11 +146,30 @@ def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, hints: pl.LazyFrame, p:
     )
 
 
-def changes_sentence(files: dict[str, int], documents: dict[str, int] | None = None) -> str:
-    """`corpus_changes` (and, when given, the documents read from their parts or loaded) in words."""
+def changes_sentence(files: dict[str, int], documents: dict[str, int] | None = None, outcome: str = "") -> str:
+    """`corpus_changes` (and, when given, the documents read from their parts or from their files,
+    and the files' `load_outcome`) in words."""
     f = files
     line = f"{f['files']:,} files: {f['added']:,} added, {f['changed']:,} changed, {f['removed']:,} removed, {f['unchanged']:,} unchanged"
-    return line + (f"; {documents['reused']:,} documents read from their parts, {documents['computed']:,} loaded" if documents else "")
+    line += (
+        f"; {documents['reused']:,} documents read from their parts, {documents['computed']:,} read from their files" if documents else ""
+    )
+    return line + (f"; {outcome}" if outcome else "")
+
+
+def load_outcome(inv: pl.DataFrame) -> str:
+    """How an inventory's files fared, in words: "3 loaded, 4 unsupported (.rst 4)", "6 loaded, 1
+    duplicate, 1 empty, 1 error, 1 unsupported (.txt 1)". A file not loaded is never silent: a
+    folder of .rst notes says so on the first line of the run, not only in notebook 01."""
+    counts = dict(inv.group_by("load_status").len().rows())
+    said = [f"{counts.pop('loaded'):,} loaded"] if "loaded" in counts else []
+    for status in sorted(counts):
+        n = f"{counts[status]:,} {status}"
+        if status == "unsupported":
+            exts = inv.filter(pl.col("load_status") == status).group_by(pl.col("ext").fill_null("")).len().sort("ext").rows()
+            n += " (" + ", ".join(f".{e} {k:,}" if e else f"no extension {k:,}" for e, k in exts) + ")"
+        said.append(n)
+    return ", ".join(said)
 
 
 def corpus_changes(before: pl.DataFrame | None, files: pl.DataFrame) -> dict[str, int]:

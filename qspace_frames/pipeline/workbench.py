@@ -51,6 +51,13 @@ def find_project_root(start: Path | None = None) -> Path:
     return here
 
 
+def not_a_folder(path: Path, given: str) -> str:
+    """Why a corpus argument names no folder: a file ("give the folder that holds it") or nothing."""
+    if path.exists():
+        return f"corpus {given} is a file, not a folder: give the folder that holds it, {Path(given).parent}"
+    return f"corpus folder not found: {given}"
+
+
 @dataclass
 class Workbench:
     """One run's view of the pipeline: parameters, corpus, store and run folder."""
@@ -88,7 +95,7 @@ class Workbench:
             c = Path(self.corpus_arg)
             self.corpus = c if c.is_absolute() else (self.root / c)
             if not self.corpus.is_dir():
-                raise FileNotFoundError(f"corpus folder not found: {self.corpus_arg}")
+                raise FileNotFoundError(not_a_folder(self.corpus, self.corpus_arg))
             self.choice = inventory_mod.CorpusChoice(self.corpus, "named by the run (--corpus or the corpus parameter)")
         else:
             self.choice = inventory_mod.choose_corpus(self.root, self.params.corpus)
@@ -169,8 +176,11 @@ class Workbench:
     def changes_line(self) -> str:
         """What this Workbench did to the corpus, in words ("" when its corpus stage was reused):
         files added, changed and removed since the run's last corpus, and documents read from their
-        parts or loaded."""
-        return inventory_mod.changes_sentence(self.changes, self.documents().get("corpus")) if self.changes else ""
+        parts or from their files, and how the files fared (loaded, unsupported ...)."""
+        if not self.changes:
+            return ""
+        outcome = inventory_mod.load_outcome(self.read("corpus", "inventory"))
+        return inventory_mod.changes_sentence(self.changes, self.documents().get("corpus"), outcome)
 
     def documents(self) -> dict[str, dict[str, int]]:
         """stage -> {"reused", "computed"}: the documents each per-document stage this Workbench
