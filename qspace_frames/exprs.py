@@ -6,6 +6,11 @@ import math
 
 import polars as pl
 
+# an inventory row of a loaded document: a duplicate file's row holds the same doc_id under another
+# path, so the inventory is joined on doc_id through these rows only (a quote is cited from the file
+# that was read, each sentence once)
+LOADED_ROW = pl.col("load_status") == "loaded"
+
 
 def exact_sum(col: str) -> pl.Expr:
     """Correctly rounded float sum (math.fsum): the same bits whatever the row order or the

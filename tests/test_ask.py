@@ -1528,3 +1528,19 @@ def test_a_comparison_compares_only_values_of_one_kind_the_quotes_state(tmp_path
 def test_a_comparison_reads_the_value_of_the_kind_its_comparative_asks(text, comp, expected):
     got = compare.magnitude(text, comp)
     assert (got[:2] if got else None) == expected
+
+
+def test_a_duplicate_file_is_neither_cited_nor_searched_twice(tmp_path, root):
+    """Two files of the same bytes are one document: the inventory lists the second as a duplicate
+    of the first, and an answer cites the file that was read, its sentences ranked once."""
+    text = "Office hours\n\nThe office closes at 18h on Fridays.\n"
+    wb = _small_corpus(tmp_path, root, {"notes.txt": text, "a-copy.txt": text})
+    inv = wb.read("corpus", "inventory").sort("path")
+    assert inv.select("path", "load_status", "duplicate_of").rows() == [
+        ("a-copy.txt", "loaded", None),
+        ("notes.txt", "duplicate", "a-copy.txt"),
+    ]
+    units, _ = wb.ask_corpus()
+    assert units.filter(pl.col("text").str.contains("18h"))["document"].to_list() == ["a-copy.txt"]
+    got = wb.ask(["When does the office close on Fridays?"]).row(0, named=True)
+    assert got["status"] == "answered" and got["document"] == "a-copy.txt", got

@@ -22,6 +22,7 @@ from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, t
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS
 from ..evaluation.qspace import selected_leaves
+from ..exprs import LOADED_ROW
 from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from . import compare, spelling
@@ -130,7 +131,7 @@ def unit_batches(inventory: pl.LazyFrame, fragments: Iterable[pl.DataFrame], ap:
     """`units` batch by batch, numbered (`chunk`) across the batches, from fragments (columns
     UNIT_COLUMNS) that arrive in batches of whole documents: a stage can count the whole corpus's
     terms without holding every sentence."""
-    inv = inventory.select("doc_id", pl.col("path").alias("document")).collect()
+    inv = inventory.filter(LOADED_ROW).select("doc_id", pl.col("path").alias("document")).collect()
     off = n = 0
     for n, fr in enumerate(fragments, 1):
         u = _sentence_units(fr.lazy(), inv, ap)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..exprs import merge_intervals
+from ..exprs import LOADED_ROW, merge_intervals
 from ..frames import as_lazy
 
 SPAN = pl.Struct({"start": pl.Int64, "end": pl.Int64})
@@ -206,7 +206,7 @@ def silver_gold(
     keeps its highest-confidence affordances (ties by affordance_id) so no intent dominates.
     Rows are sorted by document, span start and id.
     """
-    paths = as_lazy(inventory).filter(pl.col("load_status") == "loaded").group_by("doc_id").agg(pl.col("path").min().alias("document"))
+    paths = as_lazy(inventory).filter(LOADED_ROW).group_by("doc_id").agg(pl.col("path").min().alias("document"))
     direct = as_lazy(affordances).filter(pl.col("support") == "direct")
     if max_per_intent is not None:
         # each intent's best, chosen on three narrow columns; only those rows are then read whole

@@ -9,6 +9,8 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from ..exprs import LOADED_ROW
+
 TOP_N = 20
 WIDTH = 420
 PATH_CHARS = 32  # about what an axis shows of a label (Vega-Lite's labelLimit, 180 px)
@@ -80,7 +82,7 @@ def fragments_per_document(fr: pl.DataFrame, inv: pl.DataFrame, top: int = TOP_N
     df = (
         fr.group_by("doc_id")
         .len("fragments")
-        .join(inv.select("doc_id", "path"), on="doc_id", how="left")
+        .join(inv.filter(LOADED_ROW).select("doc_id", "path"), on="doc_id", how="left")
         .sort(["fragments", "path"], descending=[True, False])
         .head(top)
     )

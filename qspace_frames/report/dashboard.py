@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from ..corpus.inventory import changes_sentence
+from ..exprs import LOADED_ROW
 from ..params import Params, load_params
 from ..runtime.paths import store_root
 from ..runtime.store import Artifact, Store
@@ -124,7 +125,7 @@ def counts(run: Run) -> dict[str, int]:
     if run.has("corpus"):
         inv = run.read("corpus", "inventory")
         c["files"] = inv.height
-        c["documents"] = inv.filter(pl.col("load_status") == "loaded").height
+        c["documents"] = inv.filter(LOADED_ROW).height
     if run.has("fragments"):
         c["fragments"] = run.artifact("fragments").manifest["tables"]["fragments"]["rows"]
     if run.has("affordances"):
@@ -564,7 +565,7 @@ def sample_answers(run: Run, per_intent: int = 1) -> pl.DataFrame:
     """A few replayed questions, one per intent, with the document text they cite (escaped on output)."""
     if not (run.has("simulation") and run.has("corpus")):
         return pl.DataFrame()
-    inv = run.read("corpus", "inventory").select("doc_id", pl.col("path").alias("document"))
+    inv = run.read("corpus", "inventory").filter(LOADED_ROW).select("doc_id", pl.col("path").alias("document"))
     aff = run.read("affordances").select("affordance_id", "span")
     sims = run.read("simulation", "simulations").filter(pl.col("correct"))
     return (

@@ -13,6 +13,7 @@ import polars as pl
 from ..corpus.pages import document_text
 from ..evaluation.misses import reason_order
 from ..evaluation.qspace import NO_TREE, SELECTED, TREE_CHOICES, all_leaves
+from ..exprs import LOADED_ROW
 
 
 def files_by_status(inv: pl.DataFrame) -> pl.DataFrame:
@@ -40,7 +41,7 @@ def fragment_kinds(fr: pl.DataFrame) -> pl.DataFrame:
 
 def heading_sources(sections: pl.DataFrame, inv: pl.DataFrame) -> pl.DataFrame:
     """Headings found, by the document's format and the evidence that found them (`structure.headings`)."""
-    fmt = inv.filter(pl.col("load_status") == "loaded").select("doc_id", pl.col("loader").alias("format"))  # not a duplicate's row
+    fmt = inv.filter(LOADED_ROW).select("doc_id", pl.col("loader").alias("format"))  # not a duplicate's row
     return (
         sections.filter(pl.col("level") > 0)
         .join(fmt, on="doc_id", how="left")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..exprs import LOADED_ROW
 from ..fragments import SENTENCE
 
 MIN_SENTENCE_CHARS = 25  # letters and digits: shorter sentences ("See below.") recur and say little
@@ -30,9 +31,7 @@ def versions(inventory: pl.DataFrame) -> pl.DataFrame:
     # "a/policy.html/ch-1.html" -> "a/policy"; "a/fhs-3.0.pdf" -> "a/fhs-3.0"; "pdf/x.pdf" and "txt/x.txt" -> "x"
     folder_version = path.str.extract(r"^(.*?)\.[A-Za-z]{2,5}/[^/]+$", 1)
     stem = pl.coalesce(folder_version, path.str.replace(r"\.[^./]+$", "")).str.replace(r"^.*/", "")
-    loaded = inventory.filter(pl.col("load_status") == "loaded").select(
-        stem.alias("document"), pl.col("loader").alias("version"), "doc_id", "loader"
-    )
+    loaded = inventory.filter(LOADED_ROW).select(stem.alias("document"), pl.col("loader").alias("version"), "doc_id", "loader")
     many = loaded.group_by("document").agg(pl.col("version").n_unique().alias("_n")).filter(pl.col("_n") >= 2)
     return loaded.join(many.select("document"), on="document").sort("document", "version", "doc_id")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..exprs import LOADED_ROW
 from .compile import at_rows, node_frame, walk
 
 SIMULATIONS = {
@@ -133,7 +134,7 @@ def simulate(affordances: pl.LazyFrame, nodes: pl.LazyFrame, scores: pl.LazyFram
 def traces_markdown(sims: pl.DataFrame, nodes: pl.DataFrame, inventory: pl.DataFrame, docs: pl.DataFrame, n: int = 12) -> str:
     """Readable walkthroughs of a few simulated questions (one per intent first, then the rest)."""
     pick = sims.filter(pl.col("correct")).sort(["intent", "affordance_id"]).group_by("intent", maintain_order=True).head(2).head(n)
-    pick = pick.join(inventory.select("doc_id", pl.col("path").alias("doc_path")), on="doc_id", how="left").join(
+    pick = pick.join(inventory.filter(LOADED_ROW).select("doc_id", pl.col("path").alias("doc_path")), on="doc_id", how="left").join(
         docs, on="doc_id", how="left"
     )
     ok = sims["correct"].sum()
