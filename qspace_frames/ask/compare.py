@@ -146,7 +146,7 @@ def _first(kind: str, text: str) -> tuple[str, float, str] | None:
 def _date(text: str) -> tuple[str, float, str] | None:
     """The first date of the text, as ("date", its ordinal day, the words)."""
     found = []
-    for rule, order in ((DATE_MDY, "mdy"), (DATE_DMY, "dmy"), (DATE_ISO, "ymd")):
+    for rule in (DATE_MDY, DATE_DMY, DATE_ISO):
         for m in re.finditer(rule, text):
             try:
                 month = int(m["month"]) if m["month"].isdigit() else MONTH_NUMBER[m["month"][:3].lower()]
