@@ -51,9 +51,17 @@ def _base(c: Path) -> Path:
     return c
 
 
-def _workbench(tmp: Path, store: str, corpus: Path, run: str) -> Workbench:
+def _params(tmp: Path, store: str) -> Path:
+    """The parameters file naming the store `tmp/store`, written once: two processes writing it at
+    once could each read it half-written (empty: the default store)."""
     params = tmp / f"{store}.yaml"
-    params.write_text(f"store:\n  root: {tmp / store}\n", encoding="utf-8")
+    if not params.is_file():
+        params.write_text(f"store:\n  root: {tmp / store}\n", encoding="utf-8")
+    return params
+
+
+def _workbench(tmp: Path, store: str, corpus: Path, run: str) -> Workbench:
+    params = _params(tmp, store)
     return Workbench(
         params_file=str(params), corpus_arg=str(corpus), run_name=run, project_root=Path(__file__).parents[1], reports_dir=tmp / "reports"
     )
@@ -186,6 +194,7 @@ def test_two_runs_at_once_over_overlapping_corpora_share_parts_safely(tmp_path):
     one = _base(tmp_path / "one")
     two = _base(tmp_path / "two")
     _add(two), _change(two)
+    _params(tmp_path, "store")  # before the two processes read it
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
         got = pool.map(_run_stages, [(str(tmp_path), str(one), "r1"), (str(tmp_path), str(two), "r2")])
