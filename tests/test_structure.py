@@ -328,3 +328,29 @@ def test_the_structure_tree_does_not_depend_on_the_fragment_parameters(tmp_path)
     restructured = ids("structure:\n  heading_max_chars: 40\n")
     assert refragmented[0] == base[0] and refragmented[1] != base[1]
     assert restructured[0] != base[0] and restructured[1] != base[1]
+
+
+def test_capitals_carrying_on_a_wrapped_line_or_shouting_a_paragraph_are_no_headings():
+    """A plain-text changelog wraps a long entry onto an indented line that may hold one constant
+    ("KVM_RUN"), and a licence shouts its disclaimer over lines ending in commas: neither is a title
+    (a 2.8 MB Linux changelog had 161 such false headings, citing answers under "BAR"). A capital
+    title after a blank line, or set in under a short line ("Execution Copy"), still is one."""
+    text = (
+        "linux (6.1.187-1) bookworm-security; urgency=high\n\n"
+        "  * New upstream stable update:\n"
+        "    - KVM: x86: Fix a lock-up when the vCPU is kicked out of the guest on\n"
+        "      KVM_RUN\n"
+        "    - drm/amd/display: Correct the defined value for\n"
+        "      AMDGPU_DMUB_NOTIFICATION_MAX\n\n"
+        "Execution Copy\n"
+        "                       CO-BRANDING AND SERVICES AGREEMENT\n"
+        "This agreement is effective as of October 1, 1999.\n\n"
+        "WARRANTY\n\n"
+        'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR\n'
+        "IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,\n"
+        "FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE\n"
+        "AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER\n"
+        "LIABILITY.\n"
+    )
+    titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+    assert titles == ["CO-BRANDING AND SERVICES AGREEMENT", "WARRANTY"], titles

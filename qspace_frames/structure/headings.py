@@ -90,12 +90,22 @@ legal_level = (
     .cast(pl.Int64)
 )
 
-# 'TRAVEL AND EXPENSE POLICY': an ALL-CAPS title line (at least 3 capitals, no lower case)
-is_caps = (
-    stripped.str.contains(r"^[^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*$")
-    & ~stripped.str.contains(r"[.;,]$")
-    & (stripped.str.count_matches(r"[A-Z]") >= stripped.str.len_chars() // 2)
+# capitals, whatever ends the line: a title's line or one of a shouted paragraph ("THE SOFTWARE IS
+# PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR")
+is_shouted = stripped.str.contains(r"^[^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*[A-Z][^a-z]*$") & (
+    stripped.str.count_matches(r"[A-Z]") >= stripped.str.len_chars() // 2
 )
+# 'TRAVEL AND EXPENSE POLICY': an ALL-CAPS title line (at least 3 capitals, no lower case)
+is_caps = is_shouted & ~stripped.str.contains(r"[.;,]$")
+# a line that carries on the prose line above it, wrapped: that line ends on a word, a comma or a
+# bracket and is long, or not short and this one hangs further in ("    - drm: Correct the defined
+# value for" / "      AMDGPU_DMUB_NOTIFICATION_MAX"), so capitals here are a term, not a title ("Execution
+# Copy" / "        CO-BRANDING AND SERVICES AGREEMENT" is one)
+WRAP_WIDTH = 50
+_prose_goes_on = ~pl.col("is_blank") & stripped.str.contains(r"[a-z]") & stripped.str.contains(r"[\w),]$")
+_indent = pl.col("line").str.len_chars() - pl.col("line").str.strip_chars_start().str.len_chars()
+_above = _prev(stripped.str.len_chars())
+wraps_on = (_prev(_prose_goes_on) & ((_above >= WRAP_WIDTH) | ((_indent > _prev(_indent)) & (_above >= WRAP_WIDTH // 2)))).fill_null(False)
 
 # 'Rationale', 'Payment Terms': a short capitalised line with blank lines around it and no
 # sentence punctuation, most of its longer words capitalised
@@ -217,12 +227,13 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     listed = stripped.str.to_lowercase().str.replace(r"^[#\s]*(?:chapter|appendix|section|part|article)\s+", "")
     again = pl.when(pl.col("_numbered") | pl.col("md").is_not_null() | pl.col("_titled")).then(listed.str.replace_all(r"[^0-9a-z]", ""))
     # capitals on several lines running are a shouted paragraph (a disclaimer); a bullet is a list item
-    caps = short & is_caps & ~pl.col("_contents") & ~is_bullet
+    caps = short & is_caps & ~pl.col("_contents") & ~is_bullet & ~wraps_on
     marked = marked.with_columns(
         (pl.col("_numbered") & (pl.col("line_start") == pl.col("line_start").max().over([DOC, again]))).alias("_numbered"),
         caps.alias("_caps"),
+        is_shouted.alias("_shouted"),
     )
-    run = (pl.col("_caps") != _prev(pl.col("_caps"))).fill_null(True).cum_sum().over(DOC)  # runs of consecutive lines alike
+    run = (pl.col("_shouted") != _prev(pl.col("_shouted"))).fill_null(True).cum_sum().over(DOC)  # runs of consecutive lines alike
     # where headings are marked up, an unmarked line needs more: one capitalised word is a term ("STOP")
     caps = pl.col("_caps") & (pl.len().over(DOC, run) < SHOUTED_LINES) & (~pl.col("_has_md") | stripped.str.contains(r"\S\s+\S"))
     # a short line standing alone is a heading only flush left: set in, it is a term, a cell or a caption
