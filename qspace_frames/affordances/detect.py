@@ -21,11 +21,10 @@ import polars as pl
 
 from ..ids import content_id, id_expr
 from ..params import AffordanceParams
+from . import values
 from .rules import (
     DETECTORS,
     EXTRA_CONDITIONS,
-    MONEY,
-    NUM,
     OBJECT,
     SUBJECT,
     SUBJECT_ASCII,
@@ -33,6 +32,7 @@ from .rules import (
     Slot,
 )
 from .sentences import sentences
+from .values import MONEY
 
 ROLES_DTYPE = pl.List(pl.Struct({"role": pl.String, "value": pl.String, "start": pl.Int64, "end": pl.Int64}))
 SLOTS_DTYPE = pl.List(pl.Struct({"name": pl.String, "value": pl.String}))
@@ -265,93 +265,21 @@ def questions(aff: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-_WORDS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty-eight": 48,
-    "twenty-four": 24,
-    "seventy-two": 72,
-    "ninety": 90,
-}
-_UNIT_HOURS = [("min", 1 / 60), ("hour", 1.0), ("hr", 1.0), ("day", 24.0), ("week", 168.0), ("month", 720.0)]
-
-
 def typed_values(aff: pl.LazyFrame) -> pl.LazyFrame:
     """Amount as a number with its currency, date as a date, duration in hours, step number, percent."""
     amount_txt = pl.coalesce(
         _role_value("amount_threshold"), pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value"))
     )
-    num = amount_txt.str.extract(rf"({NUM})", 1).str.replace_all(",", "").cast(pl.Float64, strict=False)
-    scale = (
-        pl.when(amount_txt.str.contains(r"(?i)billion|bn\b|\dB\b"))
-        .then(1e9)
-        .when(amount_txt.str.contains(r"(?i)million|mn\b|\dM\b"))
-        .then(1e6)
-        .when(amount_txt.str.contains(r"(?i)thousand|\dK\b"))
-        .then(1e3)
-        .otherwise(1.0)
-    )
-    currency = (
-        pl.when(amount_txt.str.contains(r"\$|USD|dollars"))
-        .then(pl.lit("USD"))
-        .when(amount_txt.str.contains(r"€|EUR|euros"))
-        .then(pl.lit("EUR"))
-        .when(amount_txt.str.contains(r"£|GBP|pounds"))
-        .then(pl.lit("GBP"))
-        .otherwise(amount_txt.str.extract(r"\b(CAD|AUD|CHF|JPY)\b", 1))
-    )
     is_money = amount_txt.str.contains(MONEY)
-    date_txt = (
-        _role_value("effective_date")
-        .str.replace_all(r"(\d)(?:st|nd|rd|th)", "$1")
-        .str.replace_all(r"\bday of\s+", "")
-        .str.replace_all(",", "")
-        .str.replace_all(r"\.", "")
-        .str.replace_all(r"\s+", " ")
-    )
-    date = pl.coalesce(
-        [
-            date_txt.str.to_date(f, strict=False)
-            for f in ("%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y", "%Y-%m-%d", "%m/%d/%Y", "%d-%b-%Y")
-        ]
-    )
     dur = _role_value("sla_duration")
-    dur_num = pl.coalesce(
-        dur.str.extract(r"\((\d+)\)", 1).cast(pl.Float64, strict=False),
-        dur.str.extract(r"^(\d+(?:\.\d+)?)", 1).cast(pl.Float64, strict=False),
-        dur.str.to_lowercase().str.extract(r"^([a-z\-]+)", 1).replace_strict(_WORDS, default=None, return_dtype=pl.Float64),
-    )
-    unit = pl.lit(None, dtype=pl.Float64)
-    for key, hours in reversed(_UNIT_HOURS):
-        unit = pl.when(dur.str.to_lowercase().str.contains(rf"\b{key}")).then(hours).otherwise(unit)
-    pct = (
-        pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value")).str.extract(rf"({NUM})\s?(?:%|percent|per cent)", 1)
-    )
     return aff.with_columns(
-        pl.when(is_money).then(num * scale).alias("amount"),
-        pl.when(is_money).then(currency).alias("currency"),
-        date.alias("date"),
-        (dur_num * unit).alias("duration_hours"),
-        pl.when(dur.str.contains(r"(?i)business|working"))
-        .then(pl.lit("business"))
-        .when(dur.is_not_null())
-        .then(pl.lit("calendar"))
-        .alias("duration_basis"),
+        pl.when(is_money).then(values.amount(amount_txt)).alias("amount"),
+        pl.when(is_money).then(values.currency(amount_txt)).alias("currency"),
+        values.date(_role_value("effective_date")).alias("date"),
+        values.duration_hours(dur).alias("duration_hours"),
+        pl.when(values.business(dur)).then(pl.lit("business")).when(dur.is_not_null()).then(pl.lit("calendar")).alias("duration_basis"),
         _role_value("step").cast(pl.Int64, strict=False).alias("step_number"),
-        pct.str.replace_all(",", "").cast(pl.Float64, strict=False).alias("percent"),
+        values.percent(pl.when(pl.col("intent") == "metric_lookup").then(_role_value("metric_value"))).alias("percent"),
     )
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .values import DATE, DURATION, MONEY, PERCENT
+
 # Heads of a named role, team or party: the last word of "Chief Financial Officer",
 # "Procurement Team", "VP of Operations" (head VP), "Accounts Payable", "the Licensor".
 _CAP_HEADS = (
@@ -33,27 +35,6 @@ ROLE = (
 # Determiners and possessives that may stand before a role: "the", "a", "the employee's", "each party's".
 DET = r"(?:(?:the|a|an|its|their|your|our|each|either|both)\s+)?(?:(?:[A-Za-z\-]+)(?:'s|’s)\s+)?"
 
-_MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-DATE = (
-    rf"(?:{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
-    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?{_MONTHS},?\s+\d{{4}}"
-    rf"|\d{{1,2}}-{_MONTHS}-\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{4}}|{_MONTHS}\s+\d{{4}})"
-)
-NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_SCALE = r"(?:\s?(?:million|billion|thousand|mn|bn|[MBK])\b)?"
-MONEY = (
-    rf"(?:[$€£]\s?(?:{NUM}){_SCALE}"
-    rf"|\b(?:USD|EUR|GBP|CAD|AUD|CHF|JPY)\s?(?:{NUM}){_SCALE}"
-    rf"|\b(?:{NUM}){_SCALE}\s?(?:USD|EUR|GBP|dollars|euros|pounds)\b)"
-)
-PERCENT = rf"(?:\b(?:{NUM})\s?(?:%|percent\b|per cent\b))"
-_WORD_NUM = (
-    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty-eight|twenty-four|seventy-two|ninety"
-)
-DURATION = (
-    rf"(?:(?:\d+(?:\.\d+)?|(?i:{_WORD_NUM})(?:\s+\(\d+\))?)\s+(?:(?:business|working|calendar)\s+)?"
-    r"(?i:minutes?|mins?|hours?|hrs?|days?|weeks?|months?))\b"
-)
 REGION = (
     r"\b(?:North America|South America|Latin America|LATAM|EMEA|APAC|Asia[- ]Pacific|Europe|"
     r"European Union|EU|United States|U\.S\.|USA|United Kingdom|UK|Canada|Mexico|Germany|France|"

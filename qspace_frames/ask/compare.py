@@ -14,25 +14,11 @@ the parts standing alone: nothing is compared that the quotes do not state.
 from __future__ import annotations
 
 import re
-from datetime import date
 
 import polars as pl
 
-from .rules import (
-    AMOUNT_VALUES,
-    COMPARATIVE,
-    COMPARISON_PLACES,
-    COMPARISON_THAN,
-    COMPARISON_WHICH,
-    DATE_DMY,
-    DATE_ISO,
-    DATE_MDY,
-    DURATION_VALUE,
-    MONTH_NUMBER,
-    NOT_COMPARED,
-    PERCENT_VALUE,
-    WORD_NUMBERS,
-)
+from ..affordances import values
+from .rules import COMPARATIVE, COMPARISON_PLACES, COMPARISON_THAN, COMPARISON_WHICH, NOT_COMPARED
 
 # which way a comparative points: the item with more of the value is "longer", the one with less "shorter"
 SMALLER = frozenset({"shorter", "lower", "smaller", "less", "fewer", "earlier", "sooner", "cheaper", "less expensive"})
@@ -48,10 +34,14 @@ ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 # the kinds of value a comparative compares, in the order they are looked for in a quote
 KINDS = {"longer": ("duration",), "shorter": ("duration",), **dict.fromkeys(("earlier", "later", "sooner"), ("date", "duration"))}
 AMOUNT_KINDS = ("amount", "percent", "duration")
-SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
-CURRENCY = {"$": "USD", "dollars": "USD", "usd": "USD", "€": "EUR", "euros": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP"}
-UNIT_DAYS = {"minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 WORKING_DAY = 7 / 5  # five business days to the calendar week
+# how a value of each kind is found in a quote and read (`values`): a duration in calendar days
+READ = {
+    "duration": (values.DURATION, lambda w: values.duration_hours(w) / 24 * pl.when(values.business(w)).then(WORKING_DAY).otherwise(1.0)),
+    "amount": (values.MONEY, values.amount),
+    "percent": (values.PERCENT, values.percent),
+    "date": (values.DATE, values.date),
+}
 
 
 def _item(noun: str, x: str) -> str:
@@ -105,11 +95,6 @@ def comparisons(q: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"_row": q.schema["_row"], "sub_questions": pl.List(pl.String)}, orient="row")
 
 
-def _number(text: str) -> float:
-    t = text.lower().replace(",", "")
-    return float(WORD_NUMBERS.get(t, t))
-
-
 def magnitude(text: str | None, comp: str) -> tuple[str, float, str] | None:
     """(kind, value, the words stating it) of the first value of the kind `comp` compares in
     `text`: a duration in days for "longer", a date or else a duration for "earlier", an amount
@@ -125,38 +110,14 @@ def magnitude(text: str | None, comp: str) -> tuple[str, float, str] | None:
 
 
 def _first(kind: str, text: str) -> tuple[str, float, str] | None:
-    if kind == "duration":
-        m = re.search(DURATION_VALUE, text)
-        if not m:
-            return None
-        days = _number(m["n"]) * UNIT_DAYS[m["unit"].lower().rstrip("s")]
-        return "duration", days * (WORKING_DAY if m["working"] else 1.0), m.group(0).strip()
-    if kind == "percent":
-        m = re.search(PERCENT_VALUE, text)
-        return ("percent", float(m["n"]), m.group(0).strip()) if m else None
-    if kind == "amount":
-        found = [m for rule in AMOUNT_VALUES if (m := re.search(rule, text))]
-        if not found:
-            return None
-        m = min(found, key=lambda m: m.start())
-        return CURRENCY[m["cur"].lower()], _number(m["n"]) * SCALE.get((m["scale"] or "").lower(), 1.0), m.group(0).strip()
-    return _date(text)
-
-
-def _date(text: str) -> tuple[str, float, str] | None:
-    """The first date of the text, as ("date", its ordinal day, the words)."""
-    found = []
-    for rule in (DATE_MDY, DATE_DMY, DATE_ISO):
-        for m in re.finditer(rule, text):
-            try:
-                month = int(m["month"]) if m["month"].isdigit() else MONTH_NUMBER[m["month"][:3].lower()]
-                found.append((m.start(), date(int(m["year"]), month, int(m["day"])).toordinal(), m.group(0).strip()))
-            except (ValueError, KeyError):
-                continue
-    if not found:
+    """(kind, value, words) of the first value of `kind` the text states: an amount's kind is its currency."""
+    pattern, read = READ[kind]
+    words = values.first(pl.lit(text), pattern)
+    found = pl.select(words.alias("words"), read(words).alias("value"), values.currency(words).alias("currency")).row(0, named=True)
+    if found["value"] is None:
         return None
-    at, day, words = min(found)
-    return "date", float(day), words
+    value = float(found["value"].toordinal()) if kind == "date" else float(found["value"])
+    return found["currency"] if kind == "amount" else kind, value, found["words"].strip()
 
 
 def compared(comp: str, items: list[str], texts: list[str | None]) -> tuple[str | None, bool | None]:

@@ -4,7 +4,7 @@ anchors (pages, slides, sheets), compound and conditional questions, and parties
 
 from __future__ import annotations
 
-from ..affordances.rules import MONEY
+from ..affordances.values import MONEY
 from ..evaluation.bm25 import STOP_WORDS
 
 # Closed-class words of everyday English that never say what a question is about: the remains of
@@ -621,23 +621,3 @@ COMPARISON_THAN = (
 )
 # a quality, not a value, compared ("more important", "more likely", "stricter"): not a comparison the quotes can decide
 NOT_COMPARED = r"(?i)(?:ant|ent|ful|ive|ous|ble|ly|ic|al|ing)$"
-WORD_NUMBERS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "fourteen": 14, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
-    "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
-}  # fmt: skip
-_NUMBER = r"(?P<n>\d[\d,]*(?:\.\d+)?|" + "|".join(sorted(WORD_NUMBERS, key=len, reverse=True)) + r")"
-# "30 days", "thirty (30) days", "5 business days", "two weeks"
-DURATION_VALUE = rf"(?i)\b{_NUMBER}\)?\s*(?:\(\d+\)\s*)?(?:-\s*)?(?P<working>business\s+|working\s+)?(?:calendar\s+)?(?P<unit>minutes?|hours?|days?|weeks?|months?|years?)\b"
-# "$25,000", "€ 1.5 million", "USD 300", "300 euros"
-_AMOUNT = r"(?P<n>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>k|thousand|million|m|bn|billion)\b)?"
-AMOUNT_VALUES = (
-    rf"(?i)(?P<cur>[$€£])\s?{_AMOUNT}",
-    rf"(?i)\b(?P<cur>usd|eur|gbp)\s?{_AMOUNT}",
-    r"(?i)\b(?P<n>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>thousand|million|bn|billion))?\s*(?P<cur>usd|eur|gbp|dollars|euros)\b",
-)
-PERCENT_VALUE = r"(?i)\b(?P<n>\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)"
-_MONTH_NAME = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-DATE_MDY = rf"(?i)\b{_MONTH_NAME}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b"
-DATE_DMY = rf"(?i)\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}\s+(?P<year>(?:19|20)\d{{2}})\b"
-DATE_ISO = r"\b(?P<year>(?:19|20)\d{2})-(?P<month>\d{2})-(?P<day>\d{2})\b"
