@@ -91,6 +91,22 @@ def test_extraction_values_offsets_and_types():
             assert r["span_start"] <= role["start"] <= role["end"] <= r["span_end"]
 
 
+@pytest.mark.parametrize(
+    "sentence,hours",
+    [
+        # CUAD's deadlines: a numeral in brackets after its word, and years (both unread before: 444 of CUAD's)
+        ("Licensee shall pay all fees within sixty (60) days of the invoice date.", 1440.0),
+        ("Seller shall deliver the report no later than forty-five (45) days after the Closing.", 1080.0),
+        ("No later than one (1) year after the notification, CERES will inform IGER in writing.", 8760.0),
+        ("The supplier must replace defective units within 2 weeks of notice.", 336.0),
+    ],
+)
+def test_a_deadline_is_read_whatever_its_number_and_unit(sentence, hours):
+    aff, _ = run(sentence)
+    sla = aff.filter(pl.col("intent") == "sla_lookup").row(0, named=True)
+    assert sla["duration_hours"] == hours and sla["duration_basis"] == "calendar"
+
+
 def test_negatives_do_not_fire():
     aff, _ = run(
         "Only approved vendors may be used. The meeting was held on March 3, 2024. "

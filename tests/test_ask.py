@@ -1516,6 +1516,8 @@ def test_a_comparison_compares_only_values_of_one_kind_the_quotes_state(tmp_path
         ("Referral Fees will be paid within thirty (30) days of the collection", "longer", ("duration", 30.0)),
         ("IT Security completes the review within 5 business days", "shorter", ("duration", 7.0)),
         ("two weeks in advance", "sooner", ("duration", 14.0)),
+        ("an initial term of five (5) years", "longer", ("duration", 1825.0)),
+        ("within forty-five (45) days of notice", "shorter", ("duration", 45.0)),
         ("$2,000,000 per occurrence and $2,000,000 aggregate", "higher", ("USD", 2_000_000.0)),
         ("a fee of EUR 1.5 million", "higher", ("EUR", 1_500_000.0)),
         ("royalties of 5% of Gross Sales", "higher", ("percent", 5.0)),

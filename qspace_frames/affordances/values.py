@@ -18,9 +18,7 @@ WORD_NUMBERS = {
     "forty": 40, "forty-five": 45, "forty-eight": 48, "fifty": 50, "sixty": 60, "seventy-two": 72, "ninety": 90,
     "hundred": 100,
 }  # fmt: skip
-_WORD_NUM = (
-    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty-eight|twenty-four|seventy-two|ninety"
-)
+_WORD_NUM = "|".join(sorted(WORD_NUMBERS, key=len, reverse=True))  # the longest first: "forty-five", not "forty"
 
 _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|"
@@ -42,10 +40,10 @@ MONEY = (
 PERCENT = rf"(?:\b(?:{NUM})\s?(?:%|percent\b|per cent\b))"
 DURATION = (
     rf"(?:(?:\d+(?:\.\d+)?|(?i:{_WORD_NUM})(?:\s+\(\d+\))?)\s+(?:(?:business|working|calendar)\s+)?"
-    r"(?i:minutes?|mins?|hours?|hrs?|days?|weeks?|months?))\b"
+    r"(?i:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?))\b"
 )
 # a duration's unit in hours, by the start of its word (the first that matches counts)
-UNIT_HOURS = (("min", 1 / 60), ("hour", 1.0), ("hr", 1.0), ("day", 24.0), ("week", 168.0), ("month", 720.0))
+UNIT_HOURS = (("min", 1 / 60), ("hour", 1.0), ("hr", 1.0), ("day", 24.0), ("week", 168.0), ("month", 720.0), ("year", 8760.0))
 
 
 def first(text: pl.Expr, pattern: str) -> pl.Expr:
