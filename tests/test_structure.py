@@ -353,4 +353,24 @@ def test_capitals_carrying_on_a_wrapped_line_or_shouting_a_paragraph_are_no_head
         "LIABILITY.\n"
     )
     titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
-    assert titles == ["CO-BRANDING AND SERVICES AGREEMENT", "WARRANTY"], titles
+    assert titles == ["linux (6.1.187-1) bookworm-security; urgency=high", "CO-BRANDING AND SERVICES AGREEMENT", "WARRANTY"], titles
+
+
+def test_a_debian_changelogs_entries_are_its_sections():
+    """Each entry of a Debian changelog opens on "package (version) distribution; urgency=...": the
+    entries are the document's sections, so an answer is cited under the version it was made in.
+    The format's own description ("package (version) distribution(s); urgency=urgency", as the
+    Debian Policy Manual writes it) is no entry."""
+    text = (
+        "dpkg (1.21.22) unstable; urgency=medium\n\n"
+        "  * Localization:\n    - Add Portuguese scripts translations.\n\n"
+        " -- Guillem Jover <guillem@debian.org>  Thu, 11 May 2023 04:04:01 +0200\n\n"
+        "dpkg (1.21.21) unstable; urgency=medium\n\n"
+        "  * Architecture support:\n    - Restore support for loong64 CPU. Closes: #1028654\n\n"
+        " -- Guillem Jover <guillem@debian.org>  Sat, 25 Feb 2023 04:39:29 +0100\n\n"
+        "The first line of an entry reads:\n\n   package (version) distribution(s); urgency=urgency\n"
+    )
+    fr = _fragments(_pages("d", [text]))
+    assert [t for _, t in _heading_rows(fr)] == ["dpkg (1.21.22) unstable; urgency=medium", "dpkg (1.21.21) unstable; urgency=medium"]
+    loong = fr.filter(pl.col("text").str.contains("loong64")).row(0, named=True)
+    assert loong["heading_path"] == ["dpkg (1.21.21) unstable; urgency=medium"]

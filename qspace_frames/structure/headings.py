@@ -118,6 +118,11 @@ is_pattern = (
     & _next(stripped == "").fill_null(True)
 )
 
+# 'dpkg (1.21.22) unstable; urgency=medium': the first line of an entry of a Debian changelog, the
+# version a change was made in (what "which version fixed ..." asks); the entries are the document's
+# sections, as their lines are lower case and not short titles no other rule reads them so
+is_changelog_entry = stripped.str.contains(r"^[a-z0-9][a-z0-9.+-]+ \([^()\s]+\)(?: [A-Za-z0-9./+-]+)+; urgency=[a-z]+")
+
 is_list_item = stripped.str.contains(
     r"^(?:[-*+•▪◦]\s+\S|\d{1,3}[.)]\s+\S|[a-zA-Z][.)]\s+\S|\([a-zA-Z0-9]{1,4}\)\s+\S|[Ss]tep\s+\d+\s*[:.)-])"
 ).alias("is_list")
@@ -204,6 +209,7 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         nth.alias("_nth"),
         (stripped.str.len_chars() <= p.heading_max_chars).alias("_short"),
         is_contents_line.alias("_contents"),
+        is_changelog_entry.alias("_entry"),
         pl.coalesce(numbered_level, legal_level).alias("_num_level"),
         _title_case(_title_after_number).alias("_titlelike"),
         has(pl.col("md").is_not_null()).alias("_has_md"),
@@ -255,6 +261,8 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         .then(pl.col("u_level"))
         .when(text_rules & numbered)
         .then(pl.col("_num_level"))
+        .when(text_rules & pl.col("_entry"))
+        .then(pl.lit(1))
         .when(text_rules & (caps | title))
         .then(pl.lit(1))
         .when(text_rules & pattern)
