@@ -107,6 +107,15 @@ def test_a_deadline_is_read_whatever_its_number_and_unit(sentence, hours):
     assert sla["duration_hours"] == hours and sla["duration_basis"] == "calendar"
 
 
+def test_a_list_items_bullet_is_no_part_of_its_question():
+    """A changelog's or a handbook's bulleted rule is asked about its subject, not its bullet
+    ("What is required of * Changelogs?" was asked)."""
+    aff, _ = run("Rules:\n\n  * Changelogs must be rotated every week.\n  - Credit hours must be approved by your supervisor.\n")
+    questions = sorted(aff.filter(pl.col("support") == "direct")["question"].to_list())
+    assert questions and not [q for q in questions if "*" in q or " - " in q], questions
+    assert "What is required of changelogs?" in questions, questions
+
+
 def test_negatives_do_not_fire():
     aff, _ = run(
         "Only approved vendors may be used. The meeting was held on March 3, 2024. "

@@ -317,8 +317,9 @@ SLA_DEADLINE = rf"(?i:\b(?:within|no later than|not later than|response time|res
 VARIANCE_CHANGE = r"(?i:\b(?:variances?|forecast|budget|plan|target|guidance|higher|lower|increase[ds]?|decrease[ds]?|declin\w+|rose|fell|grew|shortfall|overspend|underspend|delay\w*|up|down)\b|%|\$)"
 EXTRA_CONDITIONS: dict[str, str] = {"sla_lookup": SLA_DEADLINE, "variance_explanation": VARIANCE_CHANGE}
 
+# a list item's bullet ("- Fixes the ...", "* Changelogs ...") is no part of its subject
 SUBJECT = (
-    r"^\s*(?:Row \d+:\s*)?(?:[^=;:]{1,80}\s=\s)?(?:Step\s+\d+\s*[:\-]\s*)?(?:(?:All|Any|Each|Every|The|This|These|Such|If|When)\s+)?"
+    r"^\s*(?:Row \d+:\s*)?(?:[^=;:]{1,80}\s=\s)?(?:[-*+•]\s+)?(?:Step\s+\d+\s*[:\-]\s*)?(?:(?:All|Any|Each|Every|The|This|These|Such|If|When)\s+)?"
     r"(.{3,120}?)\s+(?:must|shall|may|will|can|cannot|should|need|needs|require|requires|requiring|are|is|were|was|"
     r"reached|rose|fell|did|has|have|applies|apply|owns)\b"
 )
