@@ -1546,3 +1546,30 @@ def test_a_duplicate_file_is_neither_cited_nor_searched_twice(tmp_path, root):
     assert units.filter(pl.col("text").str.contains("18h"))["document"].to_list() == ["a-copy.txt"]
     got = wb.ask(["When does the office close on Fridays?"]).row(0, named=True)
     assert got["status"] == "answered" and got["document"] == "a-copy.txt", got
+
+
+def test_a_markdown_table_row_is_read_under_its_columns_names(tmp_path, root):
+    """A Markdown table's rows hold values with no names ("| Enterprise | $99 | 10 TB |"): each is
+    searched and cited under its header's column names, and a question naming a column is
+    answered by that column's cell of the row it names, whatever the cell looks like ("1 TB" for
+    "how much storage", not the row's price)."""
+    doc = (
+        "# Plans\n\n| Plan | Monthly price | Storage | Support |\n|------|---------------|---------|---------|\n"
+        "| Basic | $5 | 10 GB | Email |\n| Team | $25 | 1 TB | Email and chat |\n| Enterprise | $99 | 10 TB | 24/7 phone |\n"
+    )
+    price, storage, which = _asked(
+        tmp_path,
+        root,
+        "prices.md",
+        doc,
+        [
+            "What is the monthly price of the Enterprise plan?",
+            "How much storage does the Team plan include?",
+            "Which plan includes 24/7 phone support?",
+        ],
+    ).iter_rows(named=True)
+    assert price["answer"] == "$99" and price["quote"] == "| Enterprise | $99 | 10 TB | 24/7 phone |", price
+    assert price["heading_path"] == ["Plans", "Plan | Monthly price | Storage | Support"]
+    assert doc[price["char_start"] : price["char_end"]] == price["quote"]
+    assert storage["answer"] == "1 TB" and storage["quote"].startswith("| Team |"), storage
+    assert which["answer"] == "Enterprise", which

@@ -98,8 +98,42 @@ CONTEXT = pl.concat_str([pl.col("heading_path").list.join(" "), pl.col("document
 SEARCH = pl.concat_str([pl.col("text"), CONTEXT], separator=" ")
 
 
+# a Markdown table's separator row ("|------|:---:|"), under its header row
+TABLE_SEPARATOR = r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$"
+
+
+def _under_table_header(fr: pl.LazyFrame) -> pl.LazyFrame:
+    """The fragments, each row of a Markdown table with its header's column names last in its
+    heading path ("Plan | Monthly price | Storage"): a row ("| Enterprise | $99 | 10 TB |") says
+    what its values are only there, and a question names the column ("the monthly price of the
+    Enterprise plan"). Other loaders write a row's column names in it ("Row 3: Plan = Team; ...")."""
+    rows = fr.filter(pl.col("kind") != "section").sort("doc_id", "char_start", "fragment_id")
+    table = (pl.col("kind") != "table_row").cum_sum().over("doc_id").alias("_table")  # a run of rows, one table
+    header = pl.when(pl.col("text").shift(-1).over("doc_id").str.contains(TABLE_SEPARATOR) & (pl.col("kind") == "table_row"))
+    names = header.then(pl.col("text").str.strip_chars().str.strip_chars("|").str.replace_all(r"\s*\|\s*", " | ").str.strip_chars())
+    headed = (
+        rows.with_columns(table, names.alias("_header"))
+        .with_columns(pl.col("_header").forward_fill().over("doc_id", "_table"), pl.col("_header").is_not_null().alias("_is_header"))
+        .filter((pl.col("kind") == "table_row") & pl.col("_header").is_not_null() & ~pl.col("_is_header"))
+        .filter(~pl.col("text").str.contains(TABLE_SEPARATOR))
+        .select("fragment_id", "_header")
+    )
+    return (
+        fr.join(headed, on="fragment_id", how="left", maintain_order="left")
+        .with_columns(
+            pl.when(pl.col("_header").is_not_null())
+            .then(pl.col("heading_path").list.concat(pl.concat_list(pl.col("_header"))))
+            .otherwise(pl.col("heading_path"))
+            .alias("heading_path")
+        )
+        .drop("_header")
+    )
+
+
 def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
-    """The sentences of fragments with their fragment's context and document path, in document order."""
+    """The sentences of fragments with their fragment's context (`_under_table_header`) and
+    document path, in document order."""
+    fr = _under_table_header(fr)
     s = all_sentences(fr, ap).collect()
     return (
         s.join(fr.select("fragment_id", "page", "kind").collect(), on="fragment_id")
@@ -1610,6 +1644,39 @@ def _lines(cands: pl.DataFrame, lines: pl.Expr) -> pl.DataFrame:
     )
 
 
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row ("| Team | $25 | 1 TB |" -> ["Team", "$25", "1 TB"])."""
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
+    """The cell of a Markdown table row (`line`, under its `header`'s column names as
+    `_under_table_header` gives them) in the column the question names ("How much storage does the
+    Team plan include?" of "| Team | $25 | 1 TB |" under "Plan | Monthly price | Storage": "1 TB"):
+    the column whose name holds most of the question's keywords (`kws`), a cell holding one
+    (the row's own name, "Team") aside; null for any other line, or when no column is named. The
+    column is the answer's type, whatever the value looks like."""
+
+    def cell(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            row, names, words = r["line"] or "", r["header"] or "", [w for w in (r["kws"] or []) if w]
+            cells, columns = _cells(row), names.split(" | ")
+            if not row.lstrip().startswith("|") or len(cells) != len(columns) or len(columns) < 2:
+                out.append(None)
+                continue
+            named = [
+                (sum(w in col.lower() for w in words), -i, c)
+                for i, (col, c) in enumerate(zip(columns, cells))
+                if c and not any(w in c.lower() for w in words)
+            ]
+            best = max(named, default=(0, 0, None))
+            out.append(best[2] if best[0] else None)
+        return pl.Series(out, dtype=pl.String)
+
+    return pl.struct(pl.col(line).alias("line"), header.alias("header"), pl.col(kws).alias("kws")).map_batches(cell, return_dtype=pl.String)
+
+
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Flag candidates where the answer type's pattern and a question keyword share a line (a prose
     unit is one line)."""
@@ -1631,9 +1698,10 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     )
     has_kw = (
         lines.with_columns(kw.alias("_kw"))
+        .with_columns(_named_cell("_line", pl.col("heading_path").list.last(), "_kw").alias("_cell"))
         .join(pats, on="answer_type", how="left")
         .with_columns(
-            pl.col("_line").str.extract(pl.col("_pat"), 0).alias("_value"),
+            pl.coalesce(pl.col("_cell"), pl.col("_line").str.extract(pl.col("_pat"), 0)).alias("_value"),
         )
     )
     # a pinned page or slide is itself a signal: there the keyword may be the section's heading ("Severity levels")
@@ -1653,7 +1721,8 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         .group_by(["query_id", "_rank"], maintain_order=True)
         .agg(
             pl.all()
-            .exclude("_ok", "_line", "_kw", "_pat", "_pat_i", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n", "_line_start")
+            .exclude("_ok", "_line", "_kw", "_cell", "_pat", "_pat_i", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n")
+            .exclude("_line_start")
             .first(),
             pl.col("_ok").any().alias("_confirmed"),
             pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),
