@@ -1573,3 +1573,26 @@ def test_a_markdown_table_row_is_read_under_its_columns_names(tmp_path, root):
     assert doc[price["char_start"] : price["char_end"]] == price["quote"]
     assert storage["answer"] == "1 TB" and storage["quote"].startswith("| Team |"), storage
     assert which["answer"] == "Enterprise", which
+
+
+@pytest.mark.parametrize(
+    "question,quote,expected",
+    [
+        # a permission asked: given by a rule, refused by a denial, and not decided by a sentence that does neither
+        ("May I redistribute modified copies?", "Copying and distribution of this file, with or without changes, are permitted.", "yes"),
+        ("May I redistribute modified copies?", "You may not distribute modified copies.", "no"),
+        (
+            "Under the Apache License, may I redistribute modified copies of the Work?",
+            "You are solely responsible for determining the appropriateness of using or redistributing the Work.",
+            None,
+        ),
+        ("Is it OK to put a License field in the header stanza?", "It is valid to use License in the header stanza.", "yes"),
+        # a fact asked is decided by a fact
+        ("Does the office close at 18h on Fridays?", "The office closes at 18h on Fridays.", "yes"),
+    ],
+)
+def test_a_permission_is_decided_only_by_a_sentence_that_grants_or_refuses_it(question, quote, expected):
+    from qspace_frames.ask.answer import verdict
+
+    got = pl.DataFrame({"question": [question], "quote": [quote]}).select(verdict()).item()
+    assert got == expected

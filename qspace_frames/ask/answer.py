@@ -32,6 +32,7 @@ from .rules import (
     ADDRESS_BLOCK,
     ADDRESS_QUESTION,
     BUT,
+    DECIDES,
     DEFINED_BEFORE,
     DEFINED_NAME,
     DENIAL,
@@ -788,8 +789,10 @@ def verdict(question: str = "question", quote: str = "quote") -> pl.Expr:
     not_required = main.str.contains(f"(?i){NOT_REQUIRED}")
     permits = pl.col(question).str.contains(PERMISSION_QUESTION)
     denied = pl.when(not_required).then(~permits).otherwise(_denies(main))
+    # a permission is given or refused by a rule: a fact's sentence gives a yes to "does it ...?" only
+    decides = ~permits | pl.col(quote).str.contains(DECIDES) | _denies(main)
     return (
-        pl.when(asks_yes_no(question) & pl.col(quote).is_not_null())
+        pl.when(asks_yes_no(question) & pl.col(quote).is_not_null() & decides)
         .then(pl.when(denied == _denies(_main_clause(pl.col(question)))).then(pl.lit("yes")).otherwise(pl.lit("no")))
         .alias("verdict")
     )

@@ -525,6 +525,13 @@ YES_NO_QUESTION = (
 )
 # ... is decided by a sentence that states a rule
 MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|required|optional|allowed|forbidden|need not)\b"
+# ... and a permission question ("May I ...?") gets a verdict only from one that states a rule or a
+# permission, or denies: "You are solely responsible for determining the appropriateness of
+# redistributing the Work" decides no "May I redistribute ...?" (it was answered "yes": nothing it
+# says was denied)
+DECIDES = MODAL[:-3] + (
+    r"|permitted|permits|allows|entitled|free to|can|valid|acceptable|mandatory|compulsory|obligatory|requires|prohibits|forbids)\b"
+)
 # the words a question writes capitalised after its first one: names of parties, products and
 # documents ("Under the Accuray distributor agreement with Siemens, ..."), which say which document
 # the answer is in more than which of its sentences
@@ -575,7 +582,7 @@ NOT_REQUIRED = r"\b(?:optional|not required|need not|needn't|not obliged|not nec
 YES_NO_AFTER_CLAUSE = r"(?i),\s*(?:can|may|must|should|is|are|am|do|does|will|could|would|need|has|have)\s+(?:i|we|you|they|it|he|she|the|a|an|my|our|their|its|this|that|these|those|\p{Lu}\w*)\b"
 # what follows the main clause of a deciding sentence ("X is valid, but Y alone is not")
 BUT = r"(?:[,;]\s*but|;\s*however,?)\s.*$"
-PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could|puedo|puede|pueden|podemos|se puede|se permite)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable|permitido)\b"
+PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could|puedo|puede|pueden|podemos|se puede|se permite)\b|,\s*(?:can|may|could)\s+(?:i|we|you|they)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable|permitido)\b"
 
 # a party's defined name in a contract: 'Bravatek Solutions, Inc., a Colorado corporation ("Company")',
 # 'i3 ICS (hereinafter "Reseller")', 'Party B: ShenZhen JingWei Communication Co., Ltd.'. Its clauses
