@@ -1596,3 +1596,20 @@ def test_a_permission_is_decided_only_by_a_sentence_that_grants_or_refuses_it(qu
 
     got = pl.DataFrame({"question": [question], "quote": [quote]}).select(verdict()).item()
     assert got == expected
+
+
+def test_a_question_asking_whom_to_reach_is_answered_only_by_a_way_to_reach_someone(tmp_path, root):
+    """A README naming no one: "Who should I contact about pip?" was answered by a sentence holding
+    its words (through the file's name) and no address, number, link, role or way in; such a
+    sentence answers no contact question. One naming a mailbox still does."""
+    readme = (
+        "pip on Debian vendors several packages.\n\nTo resolve this conflict, we package up these dependencies as wheels, "
+        "essentially zip files containing importable pure-Python code.\n"
+    )
+    guidelines = "# Budget guidelines\n\nQuestions about these guidelines should go to the FP&A mailbox.\n"
+    wb = _small_corpus(tmp_path, root, {"python3-pip-README.Debian.txt": readme, "budget_guidelines.md": guidelines})
+    nobody, mailbox = wb.ask(
+        ["Who should I contact about pip on Debian?", "Where do I send questions about the budget guidelines?"]
+    ).iter_rows(named=True)
+    assert nobody["status"] == "no_answer", nobody
+    assert mailbox["status"] == "answered" and "FP&A mailbox" in mailbox["quote"], mailbox

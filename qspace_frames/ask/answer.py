@@ -1486,6 +1486,10 @@ GAP_WEIGHT, STANDOUT = 0.67, 0.8
 # licence cost?") is not answered by a sentence standing out without it (held out: declined 11 -> 12
 # of 13; development unchanged). A time may be a condition ("for as long as your account is open")
 VALUE_TYPES = ("amount", "percentage", "count")
+# ... and whose value is where or whom to reach: a sentence naming no address, number, link, role
+# ("the travel desk") or way in ("the FP&A mailbox") is no answer
+REACH_TYPES = ("contact", "email", "phone", "url")
+REACH_WORDS = r"(?i)\b(?:mailbox|inbox|hotline|help ?desk|service desk|mailing list|channel|portal|contact form|web form)\b"
 
 
 def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, context: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -1519,11 +1523,16 @@ def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) 
 
 def _showing_value(cands: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
     """The candidates but those of a question asking for a number (VALUE_TYPES) that show none, of
-    any of those types ("How much contingency can a division hold?": "up to 2% of its budget")."""
-    rx = "|".join(_type_patterns(dictionary).filter(pl.col("answer_type").is_in(VALUE_TYPES))["_rx"].sort())
-    if not rx:
+    any of those types ("How much contingency can a division hold?": "up to 2% of its budget"), and
+    those of a question asking how to reach someone (REACH_TYPES) that show no address, number,
+    link or role ("Who should I contact about pip?" was answered by a sentence naming no one)."""
+    if dictionary is None:
         return cands
-    return cands.filter(~pl.col("answer_type").is_in(VALUE_TYPES) | pl.col("text").str.contains(rx))
+    patterns = answer_types(dictionary).select("answer_type", pl.col("retrieval_patterns").str.split(" || ").list.join("|").alias("_rx"))
+    for types, shown, more in ((VALUE_TYPES, VALUE_TYPES, []), (REACH_TYPES, (*REACH_TYPES, "role"), [REACH_WORDS])):
+        rx = "|".join([*patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort(), *more])
+        cands = cands.filter(~pl.col("answer_type").is_in(types) | pl.col("text").str.contains(rx))
+    return cands
 
 
 # a question asking under which conditions something holds ("Under what conditions can X ...?",
