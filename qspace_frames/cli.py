@@ -137,7 +137,8 @@ def _finished_run(root: Path, name: str) -> Path | None:
     if (run_dir / "artifacts.json").is_file():
         return run_dir
     print(
-        f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); run `qspace run --name {name}` first",
+        f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); "
+        f"run `qspace run --corpus FOLDER --name {name}` first",
         file=sys.stderr,
     )
     return None

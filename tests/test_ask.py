@@ -629,7 +629,10 @@ def test_a_yes_no_question_is_answered_yes_or_no_with_the_sentence_that_decides_
     assert [(p["status"], p["verdict"]) for p in data[3]["sub_answers"]] == [("answered", "yes"), ("answered", None)]
     from qspace_frames.ask.answer import to_text
 
-    assert "A: No. First class air travel is prohibited" in to_text(got)
+    # the quote is the answer: shown once, in quotes, after the verdict
+    shown = to_text(got)
+    assert 'A: No. "First class air travel is prohibited on every trip."\n   [' in shown
+    assert shown.split("\n\n")[0].count("First class air travel is prohibited on every trip.") == 1
 
 
 def test_a_question_naming_a_party_is_answered_from_the_documents_naming_it(tmp_path, root):

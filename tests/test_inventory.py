@@ -39,3 +39,12 @@ def test_choose_corpus_never_picks_the_project_itself(root):
     choice = choose_corpus(root, P)
     assert choice.corpus == root / "sample_corpus"
     assert [n for n, _ in choice.candidates] == ["sample_corpus"]  # not tests/, reports/, notebooks/ ...
+
+
+def test_a_runs_first_line_counts_one_file_in_the_singular():
+    from qspace_frames.corpus.inventory import changes_sentence
+
+    one = changes_sentence({"files": 1, "added": 1, "changed": 0, "removed": 0, "unchanged": 0}, {"reused": 1, "computed": 0})
+    assert one == "1 file: 1 added, 0 changed, 0 removed, 0 unchanged; 1 document read from its part, 0 read from their files"
+    two = changes_sentence({"files": 2, "added": 0, "changed": 0, "removed": 0, "unchanged": 2})
+    assert two.startswith("2 files: 0 added")

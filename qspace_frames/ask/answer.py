@@ -1911,8 +1911,10 @@ def _as_text(answers: pl.DataFrame) -> str:
     for r in answers.iter_rows(named=True):
         lines.append(f"Q: {r['question']}")
         if r["status"] == "answered":
-            said = f"{r['verdict'].capitalize()}. {r['answer']}" if r["verdict"] else r["answer"]
-            lines += [f"A: {said}", f'   "{r["quote"]}"', f"   {_where(r)}"]
+            # an answer that is its quote whole is shown once, in quotes; a value, then the quote it is read from
+            shown = [f'"{r["quote"]}"'] if r["answer"] == r["quote"] else [r["answer"], f'   "{r["quote"]}"']
+            said = f"{r['verdict'].capitalize()}. {shown[0]}" if r["verdict"] else shown[0]
+            lines += [f"A: {said}", *shown[1:], f"   {_where(r)}"]
         elif r["status"] == "clarification":
             lines.append(f"Clarification needed: {r['clarification']}")
         elif r["status"] == "compound":

@@ -149,12 +149,16 @@ def inventory(files: pl.LazyFrame, loaded: pl.LazyFrame, hints: pl.LazyFrame, p:
 def changes_sentence(files: dict[str, int], documents: dict[str, int] | None = None, outcome: str = "") -> str:
     """`corpus_changes` (and, when given, the documents read from their parts or from their files,
     and the files' `load_outcome`) in words."""
-    f = files
-    line = f"{f['files']:,} files: {f['added']:,} added, {f['changed']:,} changed, {f['removed']:,} removed, {f['unchanged']:,} unchanged"
-    line += (
-        f"; {documents['reused']:,} documents read from their parts, {documents['computed']:,} read from their files" if documents else ""
-    )
+    f, d = files, documents
+    line = f"{_count(f['files'], 'file')}: " + ", ".join(f"{f[k]:,} {k}" for k in ("added", "changed", "removed", "unchanged"))
+    parts = "its part" if d and d["reused"] == 1 else "their parts"
+    line += f"; {_count(d['reused'], 'document')} read from {parts}, {d['computed']:,} read from their files" if d else ""
     return line + (f"; {outcome}" if outcome else "")
+
+
+def _count(n: int, noun: str) -> str:
+    """ "1 file", "4 files"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def load_outcome(inv: pl.DataFrame) -> str:
