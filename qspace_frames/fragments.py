@@ -174,6 +174,13 @@ def footnotes_with_their_reference(blocks: pl.LazyFrame) -> pl.LazyFrame:
 _CLOSE = "\"'”’)\\]"
 _NUMBERING = r"\b(?:[Nn]os?|Inc|[Ss]ec|[Aa]rt|[Vv]ol|[Ff]ig|[Pp]p?)\.\s+\d"
 SENTENCE = rf"(?s)(?:{_NUMBERING}|[^.!?]|[.!?]+[{_CLOSE}]*(?:[^\s{_CLOSE}]|[^\S\n]+\p{{Ll}}))*(?:[.!?]+[{_CLOSE}]*(?:\s+|$)|$)"
+# A block of header fields, one per line ("Name: click" / "Version: 8.5.1" / "License-Expression:
+# MIT", a mail's or a package's headers): no line ends on a terminator, so SENTENCE reads the block
+# as one sentence, and a question about one field was answered by all 23 lines, or not at all.
+# Each line of a sentence made only of such fields is a sentence of its own. (Records written
+# "key.path = value" are not split: a JSON record's fields are read together.)
+_FIELD_LINE = r"[ \t]*[A-Z][\w-]*(?: [A-Z][\w-]*){0,3}:[ \t]+\S[^\n]*"
+FIELD_BLOCK = rf"^(?:{_FIELD_LINE}\n)+{_FIELD_LINE}\s*$"
 
 
 def _hard_wrap(piece: str, width: int) -> list[str]:

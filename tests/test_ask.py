@@ -1616,3 +1616,18 @@ def test_a_question_asking_whom_to_reach_is_answered_only_by_a_way_to_reach_some
     ).iter_rows(named=True)
     assert nobody["status"] == "no_answer", nobody
     assert mailbox["status"] == "answered" and "FP&A mailbox" in mailbox["quote"], mailbox
+
+
+def test_a_block_of_header_fields_is_quoted_by_the_field_that_answers(tmp_path, root):
+    """A package's METADATA opens on a block of "Name: value" header lines, none ending a sentence:
+    each field is a sentence of its own, so a question about the maintainer's address is answered by
+    that field's line (it was the whole block, or nothing). A JSON record's "key = value" lines are
+    still read together (`test_a_json_line_is_quoted_from_its_value_and_a_record_whole`)."""
+    doc = (
+        "Metadata-Version: 2.4\nName: filelock\nVersion: 3.20.0\nSummary: A platform independent file lock.\n"
+        "Maintainer-email: Bernat Gabor <gaborjbernat@gmail.com>\nLicense-Expression: MIT\nRequires-Python: >=3.10\n\n"
+        "# filelock\n\nThis package contains a single module, which implements a platform independent file lock in Python.\n"
+    )
+    got = _asked(tmp_path, root, "filelock-METADATA.txt", doc, ["What is the email address of the filelock maintainer?"]).row(0, named=True)
+    assert got["status"] == "answered" and got["quote"] == "Maintainer-email: Bernat Gabor <gaborjbernat@gmail.com>", got
+    assert got["answer"] == "gaborjbernat@gmail.com" and doc[got["char_start"] : got["char_end"]] == got["quote"]
