@@ -374,3 +374,25 @@ def test_a_debian_changelogs_entries_are_its_sections():
     assert [t for _, t in _heading_rows(fr)] == ["dpkg (1.21.22) unstable; urgency=medium", "dpkg (1.21.21) unstable; urgency=medium"]
     loong = fr.filter(pl.col("text").str.contains("loong64")).row(0, named=True)
     assert loong["heading_path"] == ["dpkg (1.21.21) unstable; urgency=medium"]
+
+
+def test_a_numbered_line_carrying_on_the_prose_above_it_is_no_heading():
+    """A wrapped line may start with a number or a reference ("... added under section" / "7.  This
+    requirement modifies ...", "as set out in" / "Schedule 4."): it carries on the sentence (the GPL
+    had "7.  This requirement ..." as a section; CUAD 21 such lines, Debian Policy 2). A title after
+    a paragraph that ends without a stop ("... of the same" / "3.11 Residuals", as ContractNLI's NDAs
+    write) is still one, as is a numbered title after a blank line."""
+    text = (
+        "1. Conveying\n\n"
+        "    b) The work must carry prominent notices stating that it is\n"
+        "    released under this License and any conditions added under section\n"
+        "    7.  This requirement modifies the requirement in section 4 to\n"
+        '    "keep intact all notices".\n\n'
+        "The prices to be paid by the Distributor to the Supplier for the Products are the Price, as set out in\n"
+        "Schedule 4.\n"
+        "nor shall the waiver of any breach of any provision constitute a waiver of any succeeding breach of the same\n"
+        "3.11 Residuals\n"
+        "Notwithstanding the confidentiality obligations, either party may use residuals.\n"
+    )
+    titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+    assert titles == ["1. Conveying", "3.11 Residuals"], titles

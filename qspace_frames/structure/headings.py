@@ -216,7 +216,13 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         (has(pl.col("mark_level").is_not_null()) | (pl.col("is_underline").sum().over(DOC) >= 2)).alias("_no_text_rules"),
     )
     short, indent, nth, titlelike = pl.col("_short"), pl.col("_indent"), pl.col("_nth"), pl.col("_titlelike")
-    numbered = short & ~pl.col("_contents") & pl.col("_num_level").is_not_null()
+    # ... and not one carrying on the prose line above it, cut after a word or a comma ("added under
+    # section" / "7.  This requirement modifies ...", "as set out in" / "Schedule 4."), unless it reads
+    # as a title (most words capitalised, no closing stop: "... breach of the same" / "3.11 Residuals",
+    # where a document's paragraphs end without one); a line ending on a date or a number may close a
+    # signature block or a page above a title
+    carries_on = wraps_on & _prev(stripped.str.contains(r"[a-z,]$")) & ~(titlelike & ~stripped.str.contains(r"[.;:,]$"))
+    numbered = short & ~pl.col("_contents") & pl.col("_num_level").is_not_null() & ~carries_on
     # a line between two numbered at its depth is an item of a list or of a table of contents
     depth = stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})[.)]?\s+\S", 1).str.count_matches(r"\.")
     numbered = numbered & ~((_prev(depth) == depth) & (_next(depth) == depth)).fill_null(False)
