@@ -22,6 +22,8 @@ from typing import Callable
 
 import polars as pl
 
+from .answer import named_by
+
 QUESTION_SET = {
     "id": pl.String,
     "question": pl.String,
@@ -73,6 +75,19 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
     if dup:
         raise QuestionSetError(f"question ids repeated: {', '.join(dup[:5])}")
     return frame
+
+
+def askable(questions: pl.DataFrame, documents: pl.Series) -> pl.DataFrame:
+    """The questions that can be asked of a corpus whose documents are these paths: those without
+    a scope and those whose scope names one of them (`answer.named_by`). A set written over a
+    corpus prepared otherwise (PolicyQA's development split converted into one file per policy,
+    its folder read as it is: dev.json) keeps the questions it can ask, and the rest are left out
+    rather than stopping the notebook with a ScopeError."""
+    if "scope" not in questions.columns or questions.is_empty():
+        return questions
+    scopes = questions["scope"].unique().drop_nulls().to_list()
+    named = [s for s in scopes if named_by(documents, [s]).any()]
+    return questions.filter(pl.col("scope").is_null() | pl.col("scope").is_in(named))
 
 
 def ask_set(ask: Callable[[list[str], str | None], pl.DataFrame], questions: pl.DataFrame) -> pl.DataFrame:

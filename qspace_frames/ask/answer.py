@@ -513,6 +513,14 @@ class ScopeError(ValueError):
     """A scope (`within`) that names no document of the corpus."""
 
 
+def named_by(documents: pl.Series, patterns: list[str]) -> pl.Series:
+    """Whether each document path is named by one of the scope's patterns: a glob (`fnmatch`,
+    case-sensitive) over its path in the corpus or its file name."""
+    names = documents.str.replace(r"^.*/", "")
+    hit = [any(fnmatch.fnmatchcase(d, g) or fnmatch.fnmatchcase(n, g) for g in patterns) for d, n in zip(documents, names)]
+    return pl.Series(hit, dtype=pl.Boolean)
+
+
 def within(units: pl.DataFrame, leaves: pl.DataFrame, scope: str | Iterable[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The `units` and `leaves` of the documents a scope names: each of its patterns a glob
     (`fnmatch`, case-sensitive) over a document's path in the corpus or its file name
@@ -521,9 +529,7 @@ def within(units: pl.DataFrame, leaves: pl.DataFrame, scope: str | Iterable[str]
     policy among twenty). ScopeError when no document matches."""
     patterns = [scope] if isinstance(scope, str) else list(scope)
     docs = units.select("document").unique()
-    names = docs["document"].str.replace(r"^.*/", "")
-    hit = [any(fnmatch.fnmatchcase(d, g) or fnmatch.fnmatchcase(n, g) for g in patterns) for d, n in zip(docs["document"], names)]
-    kept = docs.filter(pl.Series(hit, dtype=pl.Boolean))
+    kept = docs.filter(named_by(docs["document"], patterns))
     if kept.is_empty():
         raise ScopeError(f"no document of the corpus matches {', '.join(repr(g) for g in patterns)}")
     mine = units.join(kept, on="document", how="semi", maintain_order="left")
