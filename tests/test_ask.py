@@ -1555,12 +1555,13 @@ def test_a_markdown_table_row_is_read_under_its_columns_names(tmp_path, root):
     """A Markdown table's rows hold values with no names ("| Enterprise | $99 | 10 TB |"): each is
     searched and cited under its header's column names, and a question naming a column is
     answered by that column's cell of the row it names, whatever the cell looks like ("1 TB" for
-    "how much storage", not the row's price)."""
+    "how much storage", not the row's price), and whatever the question's answer type ("What
+    support ...": "Email")."""
     doc = (
         "# Plans\n\n| Plan | Monthly price | Storage | Support |\n|------|---------------|---------|---------|\n"
         "| Basic | $5 | 10 GB | Email |\n| Team | $25 | 1 TB | Email and chat |\n| Enterprise | $99 | 10 TB | 24/7 phone |\n"
     )
-    price, storage, which = _asked(
+    price, storage, which, support = _asked(
         tmp_path,
         root,
         "prices.md",
@@ -1569,6 +1570,7 @@ def test_a_markdown_table_row_is_read_under_its_columns_names(tmp_path, root):
             "What is the monthly price of the Enterprise plan?",
             "How much storage does the Team plan include?",
             "Which plan includes 24/7 phone support?",
+            "What support does the Basic plan have?",
         ],
     ).iter_rows(named=True)
     assert price["answer"] == "$99" and price["quote"] == "| Enterprise | $99 | 10 TB | 24/7 phone |", price
@@ -1576,6 +1578,7 @@ def test_a_markdown_table_row_is_read_under_its_columns_names(tmp_path, root):
     assert doc[price["char_start"] : price["char_end"]] == price["quote"]
     assert storage["answer"] == "1 TB" and storage["quote"].startswith("| Team |"), storage
     assert which["answer"] == "Enterprise", which
+    assert support["answer"] == "Email" and support["quote"] == "| Basic | $5 | 10 GB | Email |", support  # a free-text question too
 
 
 @pytest.mark.parametrize(

@@ -1630,7 +1630,7 @@ def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
     """One row per question (ANSWERS columns but the compound ones): its chosen candidate's quote
     and citation (`_past_json_path`), "no_answer" when none was chosen."""
     chosen = _past_json_path(chosen)
-    res = parsed.select(pl.col("id"), "question", "answer_type").join(
+    res = parsed.select(pl.col("id"), "question", "answer_type", KEYWORD_TEXTS.alias("_kw")).join(
         chosen.select(
             pl.col("query_id").alias("id"),
             *CITED,
@@ -1645,10 +1645,14 @@ def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
     )
     return res.with_columns(
         pl.when(pl.col("quote").is_not_null()).then(pl.lit("answered")).otherwise(pl.lit("no_answer")).alias("status"),
-        # free text has no value to cut out: the answer is the confirmed line itself
-        pl.when(pl.col("answer_type") == "text").then(pl.col("quote")).otherwise(pl.col("answer")).alias("answer"),
+        # free text has no value to cut out: the answer is the confirmed line itself, or the cell of a
+        # table row in the column the question names ("What support does the Basic plan have?": "Email")
+        pl.when(pl.col("answer_type") == "text")
+        .then(pl.coalesce(_named_cell("quote", pl.col("heading_path").list.last(), "_kw"), pl.col("quote")))
+        .otherwise(pl.col("answer"))
+        .alias("answer"),
         verdict(),
-    )
+    ).drop("_kw")
 
 
 def _lines(cands: pl.DataFrame, lines: pl.Expr) -> pl.DataFrame:
@@ -1695,6 +1699,12 @@ def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
     return pl.struct(pl.col(line).alias("line"), header.alias("header"), pl.col(kws).alias("kws")).map_batches(cell, return_dtype=pl.String)
 
 
+# a question's keywords as lower-case texts, the shortest ("it", "of") left out
+KEYWORD_TEXTS = pl.col("keywords").list.eval(
+    pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3)
+)
+
+
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Flag candidates where the answer type's pattern and a question keyword share a line (a prose
     unit is one line)."""
@@ -1711,11 +1721,8 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         cands,
         pl.when(PROSE).then(pl.concat_list(pl.col("text").str.replace_all(r"[ \t]*\n\s*", " "))).otherwise(pl.col("text").str.split("\n")),
     )
-    kw = pl.col("keywords").list.eval(
-        pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3)
-    )
     has_kw = (
-        lines.with_columns(kw.alias("_kw"))
+        lines.with_columns(KEYWORD_TEXTS.alias("_kw"))
         .with_columns(_named_cell("_line", pl.col("heading_path").list.last(), "_kw").alias("_cell"))
         .join(pats, on="answer_type", how="left")
         .with_columns(
