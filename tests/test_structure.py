@@ -396,3 +396,17 @@ def test_a_numbered_line_carrying_on_the_prose_above_it_is_no_heading():
     )
     titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
     assert titles == ["1. Conveying", "3.11 Residuals"], titles
+
+
+def test_a_double_rule_underlines_a_title_whatever_follows_it():
+    """A README's title over a line of "=" may have its text right under it ("GNU Wget" /
+    "========" / "  Current Web home: ..."): it is a title still, the rule set aside. A rule of
+    dashes with no blank line after it is a signature line, not an underline."""
+    text = (
+        "GNU Wget\n========\n                  Current Web home: https://www.gnu.org/software/wget/\n\n"
+        "GNU Wget is a free utility for non-interactive download of files from the Web.\n\n"
+        "By: /s/ Jane Doe\n----------------\nName: Jane Doe\n"
+    )
+    fr = _fragments(_pages("d", [text]))
+    assert [t for _, t in _heading_rows(fr)] == ["GNU Wget"]
+    assert not fr.filter(pl.col("text").str.contains("=====")).height

@@ -53,8 +53,9 @@ _title_above = (
     & (stripped.str.len_chars() * 10 >= _title_len * 6)
     & (stripped.str.len_chars() * 2 <= _title_len * 3 + 4)
 ).fill_null(False)
-# ... with a blank line after it: a rule between "By: /s/ Name" and "Name: ..." is a signature line
-is_underline = (is_rule & _title_above & _next(stripped == "").fill_null(True)).alias("is_underline")
+# ... with a blank line after it: a rule of dashes between "By: /s/ Name" and "Name: ..." is a
+# signature line; a double rule ("GNU Wget" / "========") underlines a title whatever follows it
+is_underline = (is_rule & _title_above & (_next(stripped == "").fill_null(True) | stripped.str.starts_with("="))).alias("is_underline")
 
 # contents lines: a title followed by a page number ("Related documents 5", "Purpose ..... 3")
 is_contents_line = stripped.str.contains(r"(?:\.{3,}|\s)\s*\d{1,4}$")
