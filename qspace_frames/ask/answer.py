@@ -1013,11 +1013,14 @@ def _type_patterns(dictionary: Dictionary | None) -> pl.DataFrame:
     """(answer_type, _rx): one regex of each answer type's retrieval patterns, but free text's
     (which any sentence matches) and the contact types' (`_showing` looks for their values deeper
     in the documents ranked first, where a boost would bring other documents' addresses first)."""
-    schema = {"answer_type": pl.String, "_rx": pl.String}
+    return _type_regexes(dictionary).filter((pl.col("answer_type") != "text") & ~pl.col("answer_type").is_in(CONTACT_TYPES))
+
+
+def _type_regexes(dictionary: Dictionary | None) -> pl.DataFrame:
+    """(answer_type, _rx): one regex of each answer type's retrieval patterns."""
     if dictionary is None:
-        return pl.DataFrame(schema=schema)
-    types = answer_types(dictionary).filter((pl.col("answer_type") != "text") & ~pl.col("answer_type").is_in(CONTACT_TYPES))
-    return types.select("answer_type", pl.col("retrieval_patterns").str.split(" || ").list.join("|").alias("_rx"))
+        return pl.DataFrame(schema={"answer_type": pl.String, "_rx": pl.String})
+    return answer_types(dictionary).select("answer_type", pl.col("retrieval_patterns").str.split(" || ").list.join("|").alias("_rx"))
 
 
 SAME_TEXT = 4  # candidates ranked per one kept: a corpus may hold a text several times (a manual as HTML, text and PDF)
@@ -1534,7 +1537,7 @@ def _showing_value(cands: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
     link or role ("Who should I contact about pip?" was answered by a sentence naming no one)."""
     if dictionary is None:
         return cands
-    patterns = answer_types(dictionary).select("answer_type", pl.col("retrieval_patterns").str.split(" || ").list.join("|").alias("_rx"))
+    patterns = _type_regexes(dictionary)
     for types, shown, more in ((VALUE_TYPES, VALUE_TYPES, []), (REACH_TYPES, (*REACH_TYPES, "role"), [REACH_WORDS])):
         rx = "|".join([*patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort(), *more])
         cands = cands.filter(~pl.col("answer_type").is_in(types) | pl.col("text").str.contains(rx))

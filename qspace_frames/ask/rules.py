@@ -524,13 +524,15 @@ YES_NO_QUESTION = (
     r"|^\W*(?:puedo|puede|pueden|podemos|debo|debe|deben|tengo que|tiene que|hay que|necesito|se (?:puede|permite|requiere)|es (?:obligatorio|necesario))\b"
 )
 # ... is decided by a sentence that states a rule
-MODAL = r"(?i)\b(?:must|shall|may|should|cannot|can't|not permitted|prohibited|required|optional|allowed|forbidden|need not)\b"
+_RULE_WORDS = r"must|shall|may|should|cannot|can't|not permitted|prohibited|required|optional|allowed|forbidden|need not"
+MODAL = rf"(?i)\b(?:{_RULE_WORDS})\b"
 # ... and a permission question ("May I ...?") gets a verdict only from one that states a rule or a
 # permission, or denies: "You are solely responsible for determining the appropriateness of
 # redistributing the Work" decides no "May I redistribute ...?" (it was answered "yes": nothing it
 # says was denied)
-DECIDES = MODAL[:-3] + (
-    r"|permitted|permits|allows|entitled|free to|can|valid|acceptable|mandatory|compulsory|obligatory|requires|prohibits|forbids)\b"
+DECIDES = (
+    rf"(?i)\b(?:{_RULE_WORDS}|permitted|permits|allows|entitled|free to|can|valid|acceptable|mandatory|compulsory|obligatory|"
+    r"requires|prohibits|forbids)\b"
 )
 # the words a question writes capitalised after its first one: names of parties, products and
 # documents ("Under the Accuray distributor agreement with Siemens, ..."), which say which document
