@@ -1634,3 +1634,16 @@ def test_a_block_of_header_fields_is_quoted_by_the_field_that_answers(tmp_path, 
     got = _asked(tmp_path, root, "filelock-METADATA.txt", doc, ["What is the email address of the filelock maintainer?"]).row(0, named=True)
     assert got["status"] == "answered" and got["quote"] == "Maintainer-email: Bernat Gabor <gaborjbernat@gmail.com>", got
     assert got["answer"] == "gaborjbernat@gmail.com" and doc[got["char_start"] : got["char_end"]] == got["quote"]
+
+
+def test_a_permission_question_is_answered_by_the_sentence_stating_the_rule(tmp_path, root):
+    """ "Can I sell my username to another user?": the sentence holding more of its words but stating
+    no rule ("Each user sees the username ...") does not decide it; the one that does ("Selling a
+    username is prohibited.") is quoted, and its verdict is no."""
+    doc = (
+        "# Usernames\n\nEach user sees the username of another user on the profile page they sell from.\n\n"
+        "Selling a username is prohibited.\n"
+    )
+    got = _asked(tmp_path, root, "usernames.md", doc, ["Can I sell my username to another user?"]).row(0, named=True)
+    assert got["quote"] == "Selling a username is prohibited.", got
+    assert got["verdict"] == "no", got

@@ -31,6 +31,7 @@ from .parse import ORDINAL, asks_yes_no, dx_bounds, parse_questions, valid_text
 from .rules import (
     ADDRESS_BLOCK,
     ADDRESS_QUESTION,
+    ASKS_LEAVE,
     BUT,
     DECIDES,
     DEFINED_BEFORE,
@@ -1584,12 +1585,15 @@ def _fits() -> pl.Expr:
     """Whether a candidate (text) fits its question (_question, `_bounded`) beyond its words: it
     denies when the question does ("Which files don't need to be copied?": "... need not be
     included", not "... must all be included"), it states a condition when the question asks for
-    one, a cause when it asks why, and it bounds the question's amounts the same way (`_same_bound`)."""
+    one, a cause when it asks why, a rule when it asks for a permission (rules.DECIDES: "Can I sell a
+    username?" is decided by "... are prohibited", not by a sentence holding more of its words), and
+    it bounds the question's amounts the same way (`_same_bound`)."""
     q = pl.col("_question")
     denied = ~_denies(q) | _denies(pl.col("text"))
     conditioned = ~q.str.contains(CONDITION_QUESTION) | pl.col("text").str.contains(CONDITION)
     caused = ~q.str.contains(WHY_QUESTION) | pl.col("text").str.contains(CAUSE)
-    return denied & conditioned & caused & _same_bound(pl.col("text"))
+    decided = ~q.str.contains(ASKS_LEAVE) | pl.col("text").str.contains(DECIDES) | _denies(pl.col("text"))
+    return denied & conditioned & caused & decided & _same_bound(pl.col("text"))
 
 
 def _not_a_party_listing(question: str) -> pl.Expr:

@@ -585,6 +585,10 @@ YES_NO_AFTER_CLAUSE = r"(?i),\s*(?:can|may|must|should|is|are|am|do|does|will|co
 # what follows the main clause of a deciding sentence ("X is valid, but Y alone is not")
 BUT = r"(?:[,;]\s*but|;\s*however,?)\s.*$"
 PERMISSION_QUESTION = r"(?i)^\W*(?:can|may|could|puedo|puede|pueden|podemos|se puede|se permite)\b|,\s*(?:can|may|could)\s+(?:i|we|you|they)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable|permitido)\b"
+# ... and one asking leave for someone ("Can I ...?", "May we ...?", "Am I allowed to ...?"), which a
+# rule decides: a sentence stating none does not answer it (answer._fits); "Can notices be delivered
+# by email?" asks what holds, which a fact may tell ("The Parties opt out of electronic delivery")
+ASKS_LEAVE = r"(?i)^\W*(?:can|may|could)\s+(?:i|we|you|they|my|our|one)\b|,\s*(?:can|may|could)\s+(?:i|we|you|they)\b|\b(?:allowed|permitted|ok|okay|fine|cool|acceptable)\b"
 
 # a party's defined name in a contract: 'Bravatek Solutions, Inc., a Colorado corporation ("Company")',
 # 'i3 ICS (hereinafter "Reseller")', 'Party B: ShenZhen JingWei Communication Co., Ltd.'. Its clauses
