@@ -1647,3 +1647,19 @@ def test_a_permission_question_is_answered_by_the_sentence_stating_the_rule(tmp_
     got = _asked(tmp_path, root, "usernames.md", doc, ["Can I sell my username to another user?"]).row(0, named=True)
     assert got["quote"] == "Selling a username is prohibited.", got
     assert got["verdict"] == "no", got
+
+
+def test_when_a_thing_is_needed_asks_for_a_condition_not_a_date(root):
+    """ "When do I need Legal's sign-off?" is answered by the case it is needed in ("for any expenses
+    exceeding $150, you'll need approval from Legal"), a sentence showing no date; "When do I get
+    paid?" and "When must I submit my timesheet?" still ask for one."""
+    got = parse_questions(
+        [
+            "When do I need Legal's sign-off in writing before spending on a gift?",
+            "When is a background check required for a contractor?",
+            "When do I get paid?",
+            "When must I submit my timesheet?",
+        ],
+        load_dictionary(root / "params" / "dictionary"),
+    )
+    assert got["answer_type"].to_list() == ["text", "text", "date", "date"]
