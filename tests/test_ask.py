@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import jsonschema
 import polars as pl
@@ -1663,3 +1664,35 @@ def test_when_a_thing_is_needed_asks_for_a_condition_not_a_date(root):
         load_dictionary(root / "params" / "dictionary"),
     )
     assert got["answer_type"].to_list() == ["text", "text", "date", "date"]
+
+
+def test_a_json_list_is_read_element_by_element_and_answered_by_the_field_named(tmp_path, root):
+    """A list of currencies: the element naming the Australian Dollar is one unit (not a run of its
+    neighbours' lines) and the question naming its "numeric" code is answered by that field, not by
+    the line holding the currency's name; a yes/no question about a package's licence quotes the
+    line holding most of its words."""
+    currencies = [
+        {"alpha_3": "ARS", "name": "Argentine Peso", "numeric": "032"},
+        {"alpha_3": "AUD", "name": "Australian Dollar", "numeric": "036"},
+        {"alpha_3": "AWG", "name": "Aruban Florin", "numeric": "533"},
+    ]
+    package = {"name": "jupyterlab_pygments", "version": "0.3.0", "license": "BSD-3-Clause", "scripts": {"build": "jlpm build"}}
+    wb = _small_corpus(
+        tmp_path, root, {"iso_4217.json": json.dumps({"4217": currencies}, indent=2), "package.json": json.dumps(package, indent=2)}
+    )
+    code, licence = wb.ask(
+        ["What is the ISO 4217 numeric code of the Australian Dollar?", "Is jupyterlab_pygments licensed under the BSD-3-Clause license?"]
+    ).iter_rows(named=True)
+    assert code["quote"] == "036", code
+    assert licence["quote"] == "license = BSD-3-Clause" and licence["verdict"] == "yes", licence
+
+
+def test_indexed_leaf_lines_are_one_sentence_per_array_element():
+    from qspace_frames.affordances.sentences import _elements
+
+    window = (
+        "928\n4217[7].numeric = 032\n4217[8].alpha_3 = AUD\n4217[8].name = Australian Dollar\n4217[8].numeric = 036\n4217[9].alpha_3 = AWG"
+    )
+    parts = _elements(window)
+    assert "".join(parts) == window  # they tile the window
+    assert parts[2] == "4217[8].alpha_3 = AUD\n4217[8].name = Australian Dollar\n4217[8].numeric = 036\n", parts

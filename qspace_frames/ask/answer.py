@@ -1706,6 +1706,35 @@ def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
     return pl.struct(pl.col(line).alias("line"), header.alias("header"), pl.col(kws).alias("kws")).map_batches(cell, return_dtype=pl.String)
 
 
+# a record's leaf line: its key path, its last key and its value ("4217[8].numeric = 036")
+LEAF_LINE = re.compile(r"^\s*(?:\S*?[.\]])?([\w-]+) = (.*)$", re.S)
+NAMED_FIELD = 2  # hits a record's field counts for when its key is one of the question's words and its value none
+
+
+def _line_hits(line: str, kws: str) -> pl.Expr:
+    """How many of the question's keywords (`kws`) a line holds, the line ranking the lines of one
+    candidate: of a record's leaf line only its key and value count (every line of an element holds
+    its path), and a field the question names by its key while its value holds none of them counts
+    NAMED_FIELD more: "What is the numeric code of the Australian Dollar?" is answered by
+    "numeric = 036", not by "name = Australian Dollar" (the column a table question names is
+    `_named_cell`)."""
+
+    def hits(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            text, words = (r["t"] or "").lower(), {w.lower() for w in (r["n"] or [])}
+            leaf = LEAF_LINE.match(text)
+            if leaf is None:
+                out.append(sum(w in text for w in words))
+                continue
+            key, value = leaf.groups()
+            named = any(w in key for w in words) and not any(w in value for w in words)
+            out.append(sum(w in f"{key} = {value}" for w in words) + NAMED_FIELD * named)
+        return pl.Series(out, dtype=pl.UInt32)
+
+    return pl.struct(pl.col(line).alias("t"), pl.col(kws).alias("n")).map_batches(hits, return_dtype=pl.UInt32)
+
+
 # a question's keywords as lower-case texts, the shortest ("it", "of") left out
 KEYWORD_TEXTS = pl.col("keywords").list.eval(
     pl.element().struct.field("text").str.to_lowercase().filter(pl.element().struct.field("text").str.len_chars() >= 3)
@@ -1738,8 +1767,12 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     )
     # a pinned page or slide is itself a signal: there the keyword may be the section's heading ("Severity levels")
     pinned = (pl.col("pages_hint").list.len() + pl.col("slides_hint").list.len()) > 0
-    has_kw = has_kw.with_columns(pl.col("heading_path").list.last().fill_null("").alias("_heading")).with_columns(
-        (_contains_any("_line", "_kw") | (pinned & _contains_any("_heading", "_kw"))).alias("_kw_hit")
+    has_kw = (
+        has_kw.with_columns(pl.col("heading_path").list.last().fill_null("").alias("_heading"))
+        .with_columns(
+            _line_hits("_line", "_kw").alias("_kw_n"),
+        )
+        .with_columns(((pl.col("_kw_n") > 0) | (pinned & _contains_any("_heading", "_kw"))).alias("_kw_hit"))
     )
     ok = has_kw.with_columns((pl.col("_value").is_not_null() & pl.col("_kw_hit")).alias("_ok"))
     ok = ok.with_columns(
@@ -1749,11 +1782,11 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     )
     whole = pl.col("_confirmed") & PROSE
     return (
-        ok.sort(["query_id", "_rank", "_ok", "_line_start", "_pat_i"], descending=[False, False, True, False, False])
+        ok.sort(["query_id", "_rank", "_ok", "_kw_n", "_line_start", "_pat_i"], descending=[False, False, True, True, False, False])
         .group_by(["query_id", "_rank"], maintain_order=True)
         .agg(
             pl.all()
-            .exclude("_ok", "_line", "_kw", "_cell", "_pat", "_pat_i", "_kw_hit", "_heading", "_value", "_quote", "_qs", "_n")
+            .exclude("_ok", "_line", "_kw", "_cell", "_pat", "_pat_i", "_kw_hit", "_kw_n", "_heading", "_value", "_quote", "_qs", "_n")
             .exclude("_line_start")
             .first(),
             pl.col("_ok").any().alias("_confirmed"),
@@ -1776,7 +1809,11 @@ PROSE_KINDS = ("paragraph", "list_item")  # units quoted whole; the others (tabl
 # ("[13].kind = rule", "Row 3: ..."): a wrapped sentence of a contract is quoted whole, not by the line
 # holding the value
 RECORD_LINE = r"(?m)^\s*(?:[\w\[\].-]+\s=\s|Row \d+:)"
-PROSE = pl.col("kind").is_in(PROSE_KINDS) | ((pl.col("kind") == "sentence_window") & ~pl.col("text").str.contains(RECORD_LINE))
+# ... and a record of leaf lines ("4217[1].alpha_3 = AUD" / "4217[1].numeric = 036") is quoted by its line whatever its kind
+LEAF_LINES = r"^(?:\s*[\w\[\].-]+ = [^\n]*\n)+\s*[\w\[\].-]+ = [^\n]*\s*$"
+PROSE = (pl.col("kind").is_in(PROSE_KINDS) & ~pl.col("text").str.contains(LEAF_LINES)) | (
+    (pl.col("kind") == "sentence_window") & ~pl.col("text").str.contains(RECORD_LINE)
+)
 
 
 def _indent(col: str) -> pl.Expr:
