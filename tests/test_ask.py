@@ -1696,3 +1696,24 @@ def test_indexed_leaf_lines_are_one_sentence_per_array_element():
     parts = _elements(window)
     assert "".join(parts) == window  # they tile the window
     assert parts[2] == "4217[8].alpha_3 = AUD\n4217[8].name = Australian Dollar\n4217[8].numeric = 036\n", parts
+
+
+def test_a_small_number_the_question_names_ranks_the_row_naming_it(tmp_path, root):
+    """ "What is the codename of Debian 12?" over a table of releases: the row of version 12, not the
+    row of version 1.2 whose dates hold "12" twice ("1996-12-12"), answered by its codename; asked
+    about Debian 16, which no row names, it declines."""
+    releases = (
+        "version,codename,created,release\n"
+        "1.1,Buzz,1993-08-16,1996-06-17\n"
+        "1.2,Rex,1996-06-17,1996-12-12\n"
+        "11,Bullseye,2019-07-08,2021-08-14\n"
+        "12,Bookworm,2021-08-14,2023-06-10\n"
+        "13,Trixie,2023-06-10,2025-08-09\n"
+    )
+    got, unknown = _asked(
+        tmp_path, root, "debian.csv", releases, ["What is the codename of Debian 12?", "What is the codename of Debian 16?"]
+    ).iter_rows(named=True)
+    assert got["quote"].startswith("Row 4: version = 12; codename = Bookworm"), got
+    assert got["answer"] == "Bookworm", got  # the cell of the column the question names, as in a Markdown table
+    # no row names 16 (one's dates hold "16"): the rows holding "codename" and "Debian" do not answer
+    assert unknown["status"] == "no_answer", unknown

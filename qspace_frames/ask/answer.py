@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ..affordances.sentences import all_sentences
+from ..affordances.values import WORD_NUMBERS
 from ..corpus.loaders.records import JSON_FILE, LEAF_PATH
 from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, terms_expr
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
@@ -341,6 +342,25 @@ def _stated_values(col: str) -> pl.Expr:
     "25000"; "40%" -> "40"). Years and quarters are not values."""
     values = _ungrouped(pl.col(col)).str.extract_all(r"[$€£]\s?\d+(?:\.\d+)?|\d+(?:\.\d+)?\s?(?:%|\$|€|£|USD|EUR|GBP|percent|per cent)")
     return values.list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)", 1)).list.unique()
+
+
+ROW_LABEL = re.compile(r"(?m)^\s*row \d+:")  # a sheet row's label, lower case: "Row 12:" names no 12
+
+
+# where a number says where to look, not what about: "slide 4", "page 3", "step 2" (the scope and order hints)
+PLACE_NUMBER = (
+    r"(?i)\b(?:pages?|p\.|pp\.|slides?|sheets?|sections?|§|chapters?|parts?|steps?|items?|clauses?|articles?|paragraphs?"
+    r"|schedules?|exhibits?|appendix|annex|lines?|rows?|columns?)\s*\d+"
+)
+
+
+def _bare_numbers(col: str) -> pl.Expr:
+    """The small whole numbers a text names on their own ("Debian 12", "version = 12"), as "#12": not
+    a part of a date, a decimal or a section number ("1996-12-12", "1.2", "4.1.4"), nor a table
+    row's label ("Row 12:"), nor a place (PLACE_NUMBER)."""
+    text = _ungrouped(pl.col(col)).str.replace_all(r"(?m)^Row \d+:", "").str.replace_all(PLACE_NUMBER, " ")  # "5 000 $" is no 5, nor 000
+    bare = text.str.extract_all(r"(?:^|[^\w.,/:$€£-])\d{1,3}(?:$|[^\w.,/:%-])")
+    return bare.list.eval(pl.lit("#") + pl.element().str.extract(r"(\d+)", 1)).list.unique()
 
 
 def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
@@ -874,7 +894,7 @@ def rank_candidates(
         "scope_date_to",
         "answer_type",
         "keywords",
-        _stated_values("question").alias("_numbers"),
+        _stated_values("question").list.concat(_bare_numbers("question")).alias("_numbers"),
         pl.col("question").str.contains(YES_NO_QUESTION).alias("_yes_no"),  # opening with it: the modal boost's test
     ).join(_type_patterns(dictionary), on="answer_type", how="left")
     bound = hints.select("query_id", _boost_bound().alias("_bound"))
@@ -912,8 +932,11 @@ def rank_candidates(
         .join(units, on=["doc_id", "chunk"])
         .join(boost, on=["query_id", "chunk"], how="left")
         # an evidence leaf of a candidate prototype, a sentence naming the question's jurisdiction, and one
-        # stating the question's own amounts and percentages ("below 40%") rank higher
-        .with_columns(_stated_values("text").list.set_intersection("_numbers").list.len().alias("_shared"))
+        # stating the question's own amounts and percentages ("below 40%") or small numbers ("Debian 12":
+        # the row of version 12, not one whose dates hold "12") rank higher
+        .with_columns(
+            _stated_values("text").list.concat(_bare_numbers("text")).list.set_intersection("_numbers").list.len().alias("_shared")
+        )
         .with_columns(
             (
                 pl.col("score")
@@ -1184,12 +1207,14 @@ def _aliased(groups: str, aliases: str) -> pl.Expr:
 def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, context: pl.DataFrame | None = None) -> pl.DataFrame:
     """The candidates with their question's keyword groups (`_groups`), the share of them each holds
     in its text, headings or document name (`_coverage`) and whether it holds one of those that do
-    not name its document (`_topical`). With the `context` of its contract (`contract_context`), a
+    not name its document and every small number it names (`_topical`). With the `context` of its contract (`contract_context`), a
     name word of the question is also found as the name the contract defines for it, and in every
     sentence of a contract whose head holds it."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = cands.join(groups, on="query_id", how="left").join(
-        parsed.select(pl.col("id").alias("query_id"), _names().alias("_scope")), on="query_id", how="left"
+        parsed.select(pl.col("id").alias("query_id"), _names().alias("_scope"), _bare_numbers("question").alias("_nums")),
+        on="query_id",
+        how="left",
     )
     context = pl.DataFrame(schema=CONTRACT_CONTEXT) if context is None else context
     cands = (
@@ -1204,9 +1229,12 @@ def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, context: pl.DataFrame | 
         cands.with_columns(
             pl.concat_str([SEARCH, pl.col("_held")], separator=" ", ignore_nulls=True).alias("search"), scope.alias("_scope")
         )
-        .with_columns(_shares("search", "_groups").alias("_shares"), _topical("search", "_groups", "_scope").alias("_topical"))
+        .with_columns(
+            _shares("search", "_groups").alias("_shares"),
+            (_topical("search", "_groups", "_scope") & _numbers_held("search", "_nums")).alias("_topical"),
+        )
         .unnest("_shares")
-        .drop("_held", "_head", "_scope")
+        .drop("_held", "_head", "_scope", "_nums")
         # whether it names what the question's pronoun stands for (`_with_antecedent`)
         .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
     )
@@ -1226,6 +1254,22 @@ def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, conte
     covered = _covered(parsed, ranked.filter(pl.col("_rank") < 2 * depth), context)
     near = (pl.col("_rank") < depth) | (pl.col("_coverage") >= WHOLE_COVERAGE)
     return covered.filter((pl.max_horizontal("_coverage", "_weighted") >= MIN_COVERAGE) & pl.col("_topical") & near)
+
+
+def _numbers_held(text: str, numbers: str) -> pl.Expr:
+    """Whether the text holds every small number its question names (`numbers`: `_bare_numbers`),
+    on its own: a number names what the question is about ("the codename of Debian 16"),
+    so a sentence holding its other words and not the number (the codename of Sid, created
+    1993-08-16) is about something else."""
+
+    def names(n: str, t: str) -> bool:  # "16" is not in "1993-08-16" nor "Row 16:"; "3" is in "three (3) days"
+        words = "|".join([n, *(name for name, v in WORD_NUMBERS.items() if v == int(n))])
+        return re.search(rf"(?<!\w)(?<!\d[.,/:-])(?:{words})(?!\w)(?![.,/:-]\d)", ROW_LABEL.sub("", t)) is not None
+
+    def held(s: pl.Series) -> pl.Series:
+        return pl.Series([all(names(n[1:], (r[text] or "").lower()) for n in r[numbers] or []) for r in s.to_list()], dtype=pl.Boolean)
+
+    return pl.struct(text, numbers).map_batches(held, return_dtype=pl.Boolean)
 
 
 ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
@@ -1678,9 +1722,26 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
+# a spreadsheet's or CSV file's row as its loader writes it: "Row 17: version = 12; codename = Bookworm"
+SHEET_ROW = re.compile(r"^\s*Row \d+: (.*)$", re.S)
+
+
+def _columns_and_cells(row: str, header: str) -> tuple[list[str], list[str]]:
+    """A table row's column names and cells: a Markdown row's under its header's names, a sheet
+    row's (`SHEET_ROW`) from its own "name = value" fields; none for any other line."""
+    if row.lstrip().startswith("|"):
+        return header.split(" | "), _cells(row)
+    sheet = SHEET_ROW.match(row)
+    fields = [f.partition(" = ") for f in sheet.group(1).split("; ")] if sheet else []
+    if not fields or any(not eq for _, eq, _ in fields):
+        return [], []
+    return [name for name, _, _ in fields], [value.strip() for _, _, value in fields]
+
+
 def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
-    """The cell of a Markdown table row (`line`, under its `header`'s column names as
-    `_under_table_header` gives them) in the column the question names ("How much storage does the
+    """The cell of a table row (`line`: a Markdown row under its `header`'s column names as
+    `_under_table_header` gives them, or a sheet's row naming its columns, `_columns_and_cells`) in
+    the column the question names ("How much storage does the
     Team plan include?" of "| Team | $25 | 1 TB |" under "Plan | Monthly price | Storage": "1 TB"):
     the column whose name holds most of the question's keywords (`kws`), a cell holding one
     (the row's own name, "Team") aside; null for any other line, or when no column is named. The
@@ -1690,8 +1751,8 @@ def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
         out = []
         for r in s.to_list():
             row, names, words = r["line"] or "", r["header"] or "", [w for w in (r["kws"] or []) if w]
-            cells, columns = _cells(row), names.split(" | ")
-            if not row.lstrip().startswith("|") or len(cells) != len(columns) or len(columns) < 2:
+            columns, cells = _columns_and_cells(row, names)
+            if len(cells) != len(columns) or len(columns) < 2:
                 out.append(None)
                 continue
             named = [
