@@ -1717,3 +1717,20 @@ def test_a_small_number_the_question_names_ranks_the_row_naming_it(tmp_path, roo
     assert got["answer"] == "Bookworm", got  # the cell of the column the question names, as in a Markdown table
     # no row names 16 (one's dates hold "16"): the rows holding "codename" and "Debian" do not answer
     assert unknown["status"] == "no_answer", unknown
+
+
+def test_a_lead_in_cut_before_what_it_introduces_is_answered_by_what_follows(tmp_path, root):
+    """The Apache licence's notice: "You may obtain a copy of the License at" is a sentence cut before
+    the address on its own line; asked where to obtain a copy, the address answers."""
+    notice = (
+        'Licensed under the Apache License, Version 2.0 (the "License");\n'
+        "you may not use this file except in compliance with the License.\n"
+        "You may obtain a copy of the License at\n\n    http://www.apache.org/licenses/LICENSE-2.0\n\n"
+        "Unless required by applicable law or agreed to in writing, software\n"
+        'distributed under the License is distributed on an "AS IS" BASIS.\n'
+    )
+    got = _asked(tmp_path, root, "LICENSE-NOTICE.txt", notice, ["Where can I obtain a copy of the Apache License online?"]).row(
+        0, named=True
+    )
+    assert got["quote"] == "http://www.apache.org/licenses/LICENSE-2.0", got
+    assert notice[got["char_start"] : got["char_end"]] == got["quote"]

@@ -1502,7 +1502,10 @@ def _short(col: str) -> pl.Expr:
 
 
 # a label: a short quote, or a heading asking a question ("How Do We Secure Your Personal Information?")
-LABEL = _short("_quote") | pl.col("_quote").str.contains(r"\?\W*$")
+# ... or a lead-in cut before what it introduces ("You may obtain a copy of the License at" / the
+# address on its own line)
+LEAD_IN = r"(?i)\b(?:at|to|from|via)\s*$"
+LABEL = _short("_quote") | pl.col("_quote").str.contains(r"\?\W*$") | pl.col("_quote").str.contains(LEAD_IN)
 
 
 def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
