@@ -1734,3 +1734,19 @@ def test_a_lead_in_cut_before_what_it_introduces_is_answered_by_what_follows(tmp
     )
     assert got["quote"] == "http://www.apache.org/licenses/LICENSE-2.0", got
     assert notice[got["char_start"] : got["char_end"]] == got["quote"]
+
+
+def test_the_it_of_time_passing_asks_for_no_clarification(root):
+    """ "It has been over six business days and nobody has answered my report. Who can I escalate
+    to?" points at no earlier exchange: its "it" is the time passing, as in "how long does it take
+    to ...". A bare "Who approves it?" still asks what "it" is."""
+    got = parse_questions(
+        [
+            "It has been over six business days and nobody has acknowledged my security report. Who can I escalate to?",
+            "It's been two weeks since I asked, can I resubmit?",
+            "Who approves it?",
+        ],
+        load_dictionary(root / "params" / "dictionary"),
+    )
+    assert got["suggested_clarification"].to_list()[:2] == [None, None]
+    assert got["suggested_clarification"][2] is not None

@@ -420,10 +420,13 @@ MAX_CONJUNCT_WORDS = 5
 # A question this long (content words) says what it is about: a definite ("the changes the checklist
 # points to") or a relative period ("they start next week") in it is not what makes it vague.
 SPECIFIC_CONTENT_WORDS = 5
-# "is it OK to ...", "is it ever fine for errors to ...": an "it" that points forward to its clause
+# "is it OK to ...", "is it ever fine for errors to ...": an "it" that points forward to its clause;
+# "It has been six days and ...", "how long does it take to ...": the "it" of time passing
 EXPLETIVE_IT = (
     r"(?i)\b(?:is|was|would|will|'s)\s+it\s+(?:\w+\s+){0,2}?(?:ok|okay|fine|allowed|possible|permitted|cool|legal|acceptable|"
     r"necessary|required|mandatory|safe|true|wrong|enough|a problem)\b.*\b(?:to|for|if|that|when)\b"
+    r"|\bit(?:'s|\s+has|\s+had)\s+been\s+(?:\w+\s+){0,4}?(?:minutes?|hours?|days?|weeks?|months?|years?|a while|ages|forever)\b"
+    r"|\bit\s+(?:takes?|took|will take)\s+(?:\w+\s+){0,3}?(?:minutes?|hours?|days?|weeks?|months?|years?|long|a while)\b"
 )
 PRONOUNS = r"\b(?:it|its|they|them|their|he|she|him|his|her)\b"
 ACRONYM_IT = r"\bIT\b"  # case-sensitive: "ask IT", "the IT department"
