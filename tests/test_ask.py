@@ -1750,3 +1750,15 @@ def test_the_it_of_time_passing_asks_for_no_clarification(root):
     )
     assert got["suggested_clarification"].to_list()[:2] == [None, None]
     assert got["suggested_clarification"][2] is not None
+
+
+def test_a_sentence_standing_out_answers_how_long_only_with_a_length_of_time(tmp_path, root):
+    """A code of conduct that gives no length for its temporary ban: "Violating these terms may lead
+    to a permanent ban." holds the question's words and stands out, but states no time; the question
+    is declined."""
+    conduct = (
+        "# Enforcement\n\nA temporary ban from any sort of interaction with the community.\n\n"
+        "Violating these terms may lead to a permanent ban.\n\nCommunity leaders will follow these guidelines.\n"
+    )
+    got = _asked(tmp_path, root, "CODE_OF_CONDUCT.md", conduct, ["How long does a temporary ban last?"]).row(0, named=True)
+    assert got["status"] == "no_answer", got

@@ -1543,6 +1543,15 @@ GAP_WEIGHT, STANDOUT = 0.67, 0.8
 # licence cost?") is not answered by a sentence standing out without it (held out: declined 11 -> 12
 # of 13; development unchanged). A time may be a condition ("for as long as your account is open")
 VALUE_TYPES = ("amount", "percentage", "count")
+# ... and, for the first candidate standing out (`_standing_out`), a length of time: "How long does a
+# temporary ban last?" is not answered by "Violating these terms may lead to a permanent ban." (held
+# out: declined 10 -> 11 of 13, nothing else moved; dates too lost a right answer: not they)
+STANDING_TIMED = ("duration",)
+# ... or the event that bounds it: "Bolt Media stores your data for as long as your account is open."
+TIME_BOUND = (
+    r"(?i)\b(?:as long as|until|indefinitely|permanently|for (?:the )?(?:duration|term|life(?:time)?|period) of|"
+    r"no longer than (?:is )?(?:needed|necessary|required))\b"
+)
 # ... and whose value is where or whom to reach: a sentence naming no address, number, link, role
 # ("the travel desk") or way in ("the FP&A mailbox") is no answer
 REACH_TYPES = ("contact", "email", "phone", "url")
@@ -1566,7 +1575,12 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     top = first.filter((pl.col("_rank") == 0) & _not_a_party_listing("_q")).drop("_q")
     top = _covered(parsed, top.join(second, on="query_id", how="left"), context)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
-    return _quoted_whole(_showing_value(top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical")), dictionary))
+    stands = top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical"))
+    # standing out, it also shows a length of time when asked how long (STANDING_TIMED)
+    timed = _type_regexes(dictionary).filter(pl.col("answer_type").is_in(STANDING_TIMED)).rename({"_rx": "_timed"})
+    shows = pl.col("_timed").is_null() | pl.col("text").str.contains(pl.col("_timed")) | pl.col("text").str.contains(TIME_BOUND)
+    stands = stands.join(timed, on="answer_type", how="left").filter(shows)
+    return _quoted_whole(_showing_value(stands.drop("_timed"), dictionary))
 
 
 def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
