@@ -1762,3 +1762,18 @@ def test_a_sentence_standing_out_answers_how_long_only_with_a_length_of_time(tmp
     )
     got = _asked(tmp_path, root, "CODE_OF_CONDUCT.md", conduct, ["How long does a temporary ban last?"]).row(0, named=True)
     assert got["status"] == "no_answer", got
+
+
+def test_a_step_that_only_titles_itself_is_answered_by_the_text_it_introduces(tmp_path, root):
+    """A release checklist whose first item is a bold title and a colon ("**Lock down the CI:**"):
+    asked for the first thing to do, the text the title introduces answers, not the title alone."""
+    checklist = (
+        "# Security release process\n\n## Release day\n\nOn the day of the release, do the following:\n\n"
+        "1. **Lock down the CI:**\n   * Lock down the CI to prevent public access to the CI machines.\n"
+        "2. **Publish the release:**\n   * Publish the release and announce it on the blog.\n"
+    )
+    got = _asked(tmp_path, root, "security-release-process.md", checklist, ["On release day, what is the first thing to do?"]).row(
+        0, named=True
+    )
+    assert "Lock down the CI to prevent public access" in got["quote"], got
+    assert checklist[got["char_start"] : got["char_end"]] == got["quote"]

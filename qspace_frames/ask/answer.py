@@ -1300,7 +1300,8 @@ def _answer_in_order(parsed: pl.DataFrame, named: pl.DataFrame, ranked: pl.DataF
     got = read_in_order(anchors.join(inline, on="query_id", how="anti").drop("score"), units)
     score = anchors.select("query_id", "score")
     chosen = pl.concat([_quoted_whole(got).join(score, on="query_id"), inline.join(score, on="query_id")], how="diagonal_relaxed")
-    return _answers(parsed, chosen).filter(pl.col("status") == "answered")
+    # an item that is a step's title ("**Lock down the CI:**") is answered by the text it introduces
+    return _answers(parsed, _past_labels(chosen.select(CHOSEN), parsed, units, STEP_TITLE)).filter(pl.col("status") == "answered")
 
 
 # what an answer is made of: its candidate's unit and its quote (_qs, _qe: offsets) and value
@@ -1506,15 +1507,17 @@ def _short(col: str) -> pl.Expr:
 # address on its own line)
 LEAD_IN = r"(?i)\b(?:at|to|from|via)\s*$"
 LABEL = _short("_quote") | pl.col("_quote").str.contains(r"\?\W*$") | pl.col("_quote").str.contains(LEAD_IN)
+# ... and an item of a list that only titles its step ("**Lock down the CI:**": a few words and a colon)
+STEP_TITLE = _short("_quote") & pl.col("_quote").str.contains(r":\W*$")
 
 
-def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame, label: pl.Expr = LABEL) -> pl.DataFrame:
     """The chosen answers (CHOSEN), each LABEL chosen for a question of free text replaced by the
     sentence after it in its document, which the label introduces: "What does the rw-build-tree
     restriction mean?" is answered by "The test(s) needs write access to the built source tree",
     not by its label "- **rw-build-tree**" that holds the question's words."""
     free = parsed.filter(pl.col("answer_type") == "text").select(pl.col("id").alias("query_id"))
-    labels = best.join(free, on="query_id", how="semi").filter(LABEL)
+    labels = best.join(free, on="query_id", how="semi").filter(label)
     if labels.is_empty():
         return best
     after = (
