@@ -18,6 +18,7 @@ import polars as pl
 
 from ..affordances.sentences import all_sentences
 from ..affordances.values import WORD_NUMBERS
+from ..corpus.loaders.base import ROW_LABEL, row_fields
 from ..corpus.loaders.records import JSON_FILE, LEAF_PATH
 from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, terms_expr
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
@@ -344,9 +345,6 @@ def _stated_values(col: str) -> pl.Expr:
     return values.list.eval(pl.element().str.extract(r"(\d+(?:\.\d+)?)", 1)).list.unique()
 
 
-ROW_LABEL = re.compile(r"(?m)^\s*row \d+:")  # a sheet row's label, lower case: "Row 12:" names no 12
-
-
 # where a number says where to look, not what about: "slide 4", "page 3", "step 2" (the scope and order hints)
 PLACE_NUMBER = (
     r"(?i)\b(?:pages?|p\.|pp\.|slides?|sheets?|sections?|§|chapters?|parts?|steps?|items?|clauses?|articles?|paragraphs?"
@@ -358,9 +356,18 @@ def _bare_numbers(col: str) -> pl.Expr:
     """The small whole numbers a text names on their own ("Debian 12", "version = 12"), as "#12": not
     a part of a date, a decimal or a section number ("1996-12-12", "1.2", "4.1.4"), nor a table
     row's label ("Row 12:"), nor a place (PLACE_NUMBER)."""
-    text = _ungrouped(pl.col(col)).str.replace_all(r"(?m)^Row \d+:", "").str.replace_all(PLACE_NUMBER, " ")  # "5 000 $" is no 5, nor 000
-    bare = text.str.extract_all(r"(?:^|[^\w.,/:$€£-])\d{1,3}(?:$|[^\w.,/:%-])")
+    text = _ungrouped(pl.col(col)).str.replace_all(ROW_LABEL, "").str.replace_all(PLACE_NUMBER, " ")  # "5 000 $" is no 5, nor 000
+    bare = text.str.extract_all(r"(?:^|[^\w.,/:$€£-])\d{1,3}(?:$|[^\w.,/:%-]|[.,:](?:$|\D))")  # "Stage 6:", "Debian 12."
     return bare.list.eval(pl.lit("#") + pl.element().str.extract(r"(\d+)", 1)).list.unique()
+
+
+_NUMBER_WORDS = rf"(?i)\b(?:{'|'.join(sorted(WORD_NUMBERS, key=len, reverse=True))})\b"  # the longest first: "forty-five"
+
+
+def _word_numbers(col: str) -> pl.Expr:
+    """The numbers a text writes in words ("three", "forty-five"), as `_bare_numbers` gives its digits ("#3")."""
+    named = {w: f"#{n}" for w, n in WORD_NUMBERS.items()}
+    return pl.col(col).str.extract_all(_NUMBER_WORDS).list.eval(pl.element().str.to_lowercase().replace_strict(named, default=None))
 
 
 def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
@@ -1258,18 +1265,12 @@ def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, conte
 
 def _numbers_held(text: str, numbers: str) -> pl.Expr:
     """Whether the text holds every small number its question names (`numbers`: `_bare_numbers`),
-    on its own: a number names what the question is about ("the codename of Debian 16"),
-    so a sentence holding its other words and not the number (the codename of Sid, created
-    1993-08-16) is about something else."""
-
-    def names(n: str, t: str) -> bool:  # "16" is not in "1993-08-16" nor "Row 16:"; "3" is in "three (3) days"
-        words = "|".join([n, *(name for name, v in WORD_NUMBERS.items() if v == int(n))])
-        return re.search(rf"(?<!\w)(?<!\d[.,/:-])(?:{words})(?!\w)(?![.,/:-]\d)", ROW_LABEL.sub("", t)) is not None
-
-    def held(s: pl.Series) -> pl.Series:
-        return pl.Series([all(names(n[1:], (r[text] or "").lower()) for n in r[numbers] or []) for r in s.to_list()], dtype=pl.Boolean)
-
-    return pl.struct(text, numbers).map_batches(held, return_dtype=pl.Boolean)
+    on its own (`_bare_numbers` of the text), in words ("three (3) days") or in an amount ("$16"): a number names what
+    the question is about ("the codename of Debian 16"), so a sentence holding its other words and
+    not the number (the codename of Sid, created 1993-08-16) is about something else."""
+    amounts = _stated_values(text).list.eval(pl.lit("#") + pl.element())  # "$16", "30%": the number is there too
+    said = pl.concat_list(_bare_numbers(text), _word_numbers(text), amounts).fill_null(pl.lit([], dtype=pl.List(pl.String)))
+    return pl.col(numbers).fill_null(pl.lit([], dtype=pl.List(pl.String))).list.set_difference(said).list.len() == 0
 
 
 ANCHOR = "/anchor"  # the id suffix of the search for an ordered question's anchor
@@ -1579,11 +1580,7 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     top = _covered(parsed, top.join(second, on="query_id", how="left"), context)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     stands = top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical"))
-    # standing out, it also shows a length of time when asked how long (STANDING_TIMED)
-    timed = _type_regexes(dictionary).filter(pl.col("answer_type").is_in(STANDING_TIMED)).rename({"_rx": "_timed"})
-    shows = pl.col("_timed").is_null() | pl.col("text").str.contains(pl.col("_timed")) | pl.col("text").str.contains(TIME_BOUND)
-    stands = stands.join(timed, on="answer_type", how="left").filter(shows)
-    return _quoted_whole(_showing_value(stands.drop("_timed"), dictionary))
+    return _quoted_whole(_showing_value(stands, dictionary, standing=True))
 
 
 def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
@@ -1595,15 +1592,18 @@ def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) 
     return _showing_value(whole, dictionary).sort("query_id", "_rank").group_by("query_id", maintain_order=True).first()
 
 
-def _showing_value(cands: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
+def _showing_value(cands: pl.DataFrame, dictionary: Dictionary, standing: bool = False) -> pl.DataFrame:
     """The candidates but those of a question asking for a number (VALUE_TYPES) that show none, of
     any of those types ("How much contingency can a division hold?": "up to 2% of its budget"), and
     those of a question asking how to reach someone (REACH_TYPES) that show no address, number,
-    link or role ("Who should I contact about pip?" was answered by a sentence naming no one)."""
+    link or role ("Who should I contact about pip?" was answered by a sentence naming no one);
+    `standing` out (`_standing_out`), also those of a question asking how long (STANDING_TIMED)
+    that show no length of time nor the event bounding it (TIME_BOUND)."""
     if dictionary is None:
         return cands
     patterns = _type_regexes(dictionary)
-    for types, shown, more in ((VALUE_TYPES, VALUE_TYPES, []), (REACH_TYPES, (*REACH_TYPES, "role"), [REACH_WORDS])):
+    rules = [(VALUE_TYPES, VALUE_TYPES, []), (REACH_TYPES, (*REACH_TYPES, "role"), [REACH_WORDS])]
+    for types, shown, more in rules + ([(STANDING_TIMED, STANDING_TIMED, [TIME_BOUND])] if standing else []):
         rx = "|".join([*patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort(), *more])
         cands = cands.filter(~pl.col("answer_type").is_in(types) | pl.col("text").str.contains(rx))
     return cands
@@ -1742,20 +1742,13 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-# a spreadsheet's or CSV file's row as its loader writes it: "Row 17: version = 12; codename = Bookworm"
-SHEET_ROW = re.compile(r"^\s*Row \d+: (.*)$", re.S)
-
-
 def _columns_and_cells(row: str, header: str) -> tuple[list[str], list[str]]:
-    """A table row's column names and cells: a Markdown row's under its header's names, a sheet
-    row's (`SHEET_ROW`) from its own "name = value" fields; none for any other line."""
+    """A table row's column names and cells: a Markdown row's under its header's names, a sheet's
+    or CSV file's from its own "name = value" fields (`loaders.base.row_fields`); none for any other line."""
     if row.lstrip().startswith("|"):
         return header.split(" | "), _cells(row)
-    sheet = SHEET_ROW.match(row)
-    fields = [f.partition(" = ") for f in sheet.group(1).split("; ")] if sheet else []
-    if not fields or any(not eq for _, eq, _ in fields):
-        return [], []
-    return [name for name, _, _ in fields], [value.strip() for _, _, value in fields]
+    fields = row_fields(row) or []
+    return [name for name, _ in fields], [value for _, value in fields]
 
 
 def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:

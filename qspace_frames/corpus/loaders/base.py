@@ -113,6 +113,21 @@ def row_line(label: str, values: list[str], names: list[str] | None = None) -> s
     return f"{label}: " + "; ".join(parts) if parts else None
 
 
+# what `row_line` writes for a table's row, read back (ask answers a row by the column a question names)
+ROW_LABEL = r"(?m)^\s*Row \d+:"
+_ROW = re.compile(r"^\s*Row \d+: (.*)$", re.S)
+
+
+def row_fields(line: str) -> list[tuple[str, str]] | None:
+    """The (name, value) fields of a line `row_line` wrote ("Row 17: version = 12; codename =
+    Bookworm"), or None for any other line."""
+    row = _ROW.match(line)
+    fields = [f.partition(" = ") for f in row.group(1).split("; ")] if row else []
+    if not fields or any(not eq for _, eq, _ in fields):
+        return None
+    return [(name, value.strip()) for name, _, value in fields]
+
+
 def table_lines(rows: list[list[str]], header: bool) -> list[str]:
     """Row lines for a table given as rows of one-line cell texts; empty rows are not numbered.
 
