@@ -1777,3 +1777,22 @@ def test_a_step_that_only_titles_itself_is_answered_by_the_text_it_introduces(tm
     )
     assert "Lock down the CI to prevent public access" in got["quote"], got
     assert checklist[got["char_start"] : got["char_end"]] == got["quote"]
+
+
+def test_a_who_question_is_answered_by_a_role_written_in_lower_case(tmp_path, root):
+    """A role is often written as a common noun ("the project secretary", "the security team"), not
+    a capitalised title: the sentence naming it confirms a "who" question."""
+    guide = (
+        "# Voting\n\nEven though the project isn't really a democracy, we use a democratic process to elect our leaders "
+        "and to approve general resolutions.\n\n"
+        "Each proposal is first discussed on the vote mailing list and it requires several endorsements before the "
+        "project secretary starts the voting procedure. Voting is conducted via signed email messages.\n\n"
+        "# Security\n\nSecurity advisories are written and posted by the security team.\n"
+    )
+    questions = ["Who starts the voting procedure for a general resolution?", "Who posts security advisories?"]
+    got = _asked(tmp_path, root, "governance.md", guide, questions)
+    assert got["quote"].to_list() == [
+        "Each proposal is first discussed on the vote mailing list and it requires several endorsements before the "
+        "project secretary starts the voting procedure.",
+        "Security advisories are written and posted by the security team.",
+    ], got.select("status", "quote")
