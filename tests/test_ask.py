@@ -1796,3 +1796,18 @@ def test_a_who_question_is_answered_by_a_role_written_in_lower_case(tmp_path, ro
         "project secretary starts the voting procedure.",
         "Security advisories are written and posted by the security team.",
     ], got.select("status", "quote")
+
+
+def test_a_count_is_confirmed_by_a_number_of_what_it_counts(tmp_path, root):
+    """A question "how many source packages" is answered by the sentence counting source packages, not by one
+    holding another number ("3.0") beside the question's words; a count of people no sentence gives
+    ("Started 5 minutes late") is declined. A hedge ("roughly") is no keyword the answer must hold."""
+    guide = (
+        "# Source packages\n\nWhen using source format 3.0 (quilt), permissions of source package files are preserved.\n\n"
+        "The archive consists of a lot of packages (currently around 30000 source packages) and a few additional files.\n\n"
+        "# Meetings\n\nThe last steering committee meeting started 5 minutes late.\n"
+    )
+    questions = ["Roughly how many source packages are in the archive?", "How many people are on the steering committee?"]
+    got = _asked(tmp_path, root, "packages.md", guide, questions)
+    assert got["status"].to_list() == ["answered", "no_answer"], got.select("status", "quote")
+    assert "currently around 30000 source packages" in got["quote"][0]

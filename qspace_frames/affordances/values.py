@@ -18,7 +18,7 @@ WORD_NUMBERS = {
     "forty": 40, "forty-five": 45, "forty-eight": 48, "fifty": 50, "sixty": 60, "seventy-two": 72, "ninety": 90,
     "hundred": 100,
 }  # fmt: skip
-_WORD_NUM = "|".join(sorted(WORD_NUMBERS, key=len, reverse=True))  # the longest first: "forty-five", not "forty"
+NUMBER_WORDS = "|".join(sorted(WORD_NUMBERS, key=len, reverse=True))  # the longest first: "forty-five", not "forty"
 
 _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|"
@@ -39,7 +39,7 @@ MONEY = (
 )
 PERCENT = rf"(?:\b(?:{NUM})\s?(?:%|percent\b|per cent\b))"
 DURATION = (
-    rf"(?:(?:\d+(?:\.\d+)?|(?i:{_WORD_NUM})(?:\s+\(\d+\))?)\s+(?:(?:business|working|calendar)\s+)?"
+    rf"(?:(?:\d+(?:\.\d+)?|(?i:{NUMBER_WORDS})(?:\s+\(\d+\))?)\s+(?:(?:business|working|calendar)\s+)?"
     r"(?i:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?))\b"
 )
 # a duration's unit in hours, by the start of its word (the first that matches counts)

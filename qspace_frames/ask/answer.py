@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ..affordances.sentences import all_sentences
-from ..affordances.values import WORD_NUMBERS
+from ..affordances.values import NUMBER_WORDS, WORD_NUMBERS
 from ..corpus.loaders.base import ROW_LABEL, row_fields
 from ..corpus.loaders.records import JSON_FILE, LEAF_PATH
 from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, terms_expr
@@ -361,7 +361,7 @@ def _bare_numbers(col: str) -> pl.Expr:
     return bare.list.eval(pl.lit("#") + pl.element().str.extract(r"(\d+)", 1)).list.unique()
 
 
-_NUMBER_WORDS = rf"(?i)\b(?:{'|'.join(sorted(WORD_NUMBERS, key=len, reverse=True))})\b"  # the longest first: "forty-five"
+_NUMBER_WORDS = rf"(?i)\b(?:{NUMBER_WORDS})\b"
 
 
 def _word_numbers(col: str) -> pl.Expr:
@@ -1444,7 +1444,9 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     own = yes_no.select("query_id", "_rank", _coverage("text", "_groups").alias("_own"))  # only where it is read
     cands = cands.join(own, on=["query_id", "_rank"], how="left", maintain_order="left").with_columns(pl.col("_own").fill_null(0.0))
     # two signals on the same line: the answer type's pattern and one of the question's keywords
-    confirmed = _confirm(cands.drop("_groups"), answer_types(dictionary).select("answer_type", "retrieval_patterns"))
+    # (a count by a number of what it counts: `_counting`)
+    counting = cands.drop("_groups").join(_counting(parsed), on="query_id", how="left", maintain_order="left")
+    confirmed = _confirm(counting, answer_types(dictionary).select("answer_type", "retrieval_patterns"))
     # a contact question's answer names the party it is addressed to (its address is searched below otherwise)
     recipients = parsed.select(pl.col("id").alias("query_id"), _recipient().alias("_to"))
     confirmed = confirmed.join(recipients, on="query_id", how="left", maintain_order="left")
@@ -1562,6 +1564,32 @@ REACH_TYPES = ("contact", "email", "phone", "url")
 REACH_WORDS = r"(?i)\b(?:mailbox|inbox|hotline|help ?desk|service desk|mailing list|channel|portal|contact form|web form)\b"
 
 
+# A count is of the things its question names: "How many source packages are in the archive?" is
+# confirmed by "30000 source packages", not by the "3.0" of a source format, and "How many people
+# are on the TSC?" not by "Started 5 seconds ago". The counted phrase is the question's one to three
+# words after "how many" (before a verb, preposition or the end); a number counts it when one of its
+# words follows within COUNTED_GAP words ("two types of Debian packages" counts types), or a table's
+# header names its number ("Number of Shares"). The confirmation and a first candidate standing out
+# ask it; deeper (`_valued`) a contract writes counts in other words ("warrants to purchase 50,000
+# shares"): two right answers were lost there
+COUNTED_PHRASE = (
+    r"(?i)\b(?:how many|number of)\s+(?:of\s+(?:the|these|those|our|your|my|their)\s+)?((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*?)(?:es|s)?"
+    r"(?:\s+(?:are|is|were|was|do|does|did|can|could|should|must|will|would|have|has|had|may|might|need|needed|"
+    r"in|on|of|for|to|at|per|from|under|with|that|which|there|exist|remain|left)\b|\s*[?.,;:!)]|\s*$)"
+)
+COUNTED_GAP = 2
+
+
+def _counting(parsed: pl.DataFrame) -> pl.DataFrame:
+    """(query_id, _counted): for a count question naming what it counts, the pattern of a number
+    counting it (COUNTED_PHRASE); null otherwise."""
+    words = pl.col("question").str.extract(COUNTED_PHRASE, 1).str.replace_all(r"\s+", "|")
+    counted = pl.concat_str(
+        pl.lit(rf"(?i)\b(?:(?:\d[\d,.]*|{NUMBER_WORDS})\s+(?:\S+\s+){{0,{COUNTED_GAP}}}?|number of\s+)(?:"), words, pl.lit(r")\w*")
+    )
+    return parsed.select(pl.col("id").alias("query_id"), pl.when(pl.col("answer_type") == "count").then(counted).alias("_counted"))
+
+
 def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, context: pl.DataFrame | None = None) -> pl.DataFrame:
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
@@ -1580,7 +1608,7 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     top = _covered(parsed, top.join(second, on="query_id", how="left"), context)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     stands = top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical"))
-    return _quoted_whole(_showing_value(stands, dictionary, standing=True))
+    return _quoted_whole(_showing_value(stands, dictionary, standing=parsed))
 
 
 def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
@@ -1592,18 +1620,22 @@ def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) 
     return _showing_value(whole, dictionary).sort("query_id", "_rank").group_by("query_id", maintain_order=True).first()
 
 
-def _showing_value(cands: pl.DataFrame, dictionary: Dictionary, standing: bool = False) -> pl.DataFrame:
+def _showing_value(cands: pl.DataFrame, dictionary: Dictionary, standing: pl.DataFrame | None = None) -> pl.DataFrame:
     """The candidates but those of a question asking for a number (VALUE_TYPES) that show none, of
     any of those types ("How much contingency can a division hold?": "up to 2% of its budget"), and
     those of a question asking how to reach someone (REACH_TYPES) that show no address, number,
     link or role ("Who should I contact about pip?" was answered by a sentence naming no one);
-    `standing` out (`_standing_out`), also those of a question asking how long (STANDING_TIMED)
-    that show no length of time nor the event bounding it (TIME_BOUND)."""
+    `standing` out (`_standing_out`, the questions parsed), also those of a question asking how
+    long (STANDING_TIMED) that show no length of time nor the event bounding it (TIME_BOUND), and
+    those of a count naming what it counts that show no number counting it (`_counting`)."""
     if dictionary is None:
         return cands
+    if standing is not None:
+        counted = cands.join(_counting(standing), on="query_id", how="left", maintain_order="left")["_counted"]
+        cands = cands.filter(counted.is_null() | cands["text"].str.contains(counted))
     patterns = _type_regexes(dictionary)
     rules = [(VALUE_TYPES, VALUE_TYPES, []), (REACH_TYPES, (*REACH_TYPES, "role"), [REACH_WORDS])]
-    for types, shown, more in rules + ([(STANDING_TIMED, STANDING_TIMED, [TIME_BOUND])] if standing else []):
+    for types, shown, more in rules + ([(STANDING_TIMED, STANDING_TIMED, [TIME_BOUND])] if standing is not None else []):
         rx = "|".join([*patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort(), *more])
         cands = cands.filter(~pl.col("answer_type").is_in(types) | pl.col("text").str.contains(rx))
     return cands
@@ -1816,8 +1848,8 @@ KEYWORD_TEXTS = pl.col("keywords").list.eval(
 
 
 def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
-    """Flag candidates where the answer type's pattern and a question keyword share a line (a prose
-    unit is one line)."""
+    """Flag candidates where the answer type's pattern (a count question's own, `_counted`, where it
+    names what it counts) and a question keyword share a line (a prose unit is one line)."""
     pats = (
         types.with_columns(pl.col("retrieval_patterns").str.split(" || "))
         .explode("retrieval_patterns")
@@ -1835,6 +1867,7 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         lines.with_columns(KEYWORD_TEXTS.alias("_kw"))
         .with_columns(_named_cell("_line", pl.col("heading_path").list.last(), "_kw").alias("_cell"))
         .join(pats, on="answer_type", how="left")
+        .with_columns(pl.coalesce("_counted", "_pat").alias("_pat"))
         .with_columns(
             pl.coalesce(pl.col("_cell"), pl.col("_line").str.extract(pl.col("_pat"), 0)).alias("_value"),
         )
@@ -1861,7 +1894,7 @@ def _confirm(cands: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.all()
             .exclude("_ok", "_line", "_kw", "_cell", "_pat", "_pat_i", "_kw_hit", "_kw_n", "_heading", "_value", "_quote", "_qs", "_n")
-            .exclude("_line_start")
+            .exclude("_line_start", "_counted")
             .first(),
             pl.col("_ok").any().alias("_confirmed"),
             pl.col("_value").filter(pl.col("_ok")).first().alias("_value"),

@@ -9,7 +9,8 @@ from ..evaluation.bm25 import STOP_WORDS
 
 # Closed-class words of everyday English that never say what a question is about: the remains of
 # negated and contracted verbs once the apostrophe is gone ("isn't" -> "isn", "whats"), indefinite
-# and reflexive pronouns, and the fillers of chatty questions ("why is cron totally ignoring my job?").
+# and reflexive pronouns, and the fillers of chatty questions ("why is cron totally ignoring my job?"), and
+# hedges ("roughly how many", "normally need").
 CLOSED_CLASS = {
     *("aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "mustn", "needn", "shouldn", "wasn", "weren", "wouldn"),
     *("cant", "dont", "doesnt", "isnt", "wont", "whats", "thats", "theres", "hows", "whos", "wheres", "ive", "youre", "theyre"),
@@ -19,6 +20,7 @@ CLOSED_CLASS = {
     *("really", "totally", "actually", "basically", "literally", "seriously", "definitely", "pretty", "kinda", "sorta"),
     *("gonna", "wanna", "gotta", "anyway", "anyways", "maybe", "perhaps", "probably", "hey", "hi", "hello"),
     *("thanks", "thank", "btw", "pls", "plz", "stuff", "thing", "things", "bunch", "lot", "lots", "like", "ever", "even"),
+    *("roughly", "approximately", "approx", "exactly", "precisely", "typically", "usually", "normally"),
 }
 
 # the commonest Spanish function words, question words and auxiliaries ("¿Quién debe aprobar ...?")
