@@ -1811,3 +1811,24 @@ def test_a_count_is_confirmed_by_a_number_of_what_it_counts(tmp_path, root):
     got = _asked(tmp_path, root, "packages.md", guide, questions)
     assert got["status"].to_list() == ["answered", "no_answer"], got.select("status", "quote")
     assert "currently around 30000 source packages" in got["quote"][0]
+
+
+def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
+    """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
+    done: the answer is the list item after it, past the code block its item shows."""
+    guide = (
+        "# Backporting\n\n## Automated process\n\n1. Ensure the release tools are installed.\n\n"
+        "2. Execute the backport command:\n\n   ```bash\n   # Example: backport PR 123\n   tools backport 123 --to=N\n   ```\n\n"
+        "3. Proceed to step 5 in the manual section below.\n\n"
+        "## Sponsoring\n\n1. The maintainer prepares a source package and puts it online somewhere.\n\n"
+        "2. The sponsor downloads (or checks out) the source package.\n\n3. The sponsor reviews the source package.\n"
+    )
+    questions = [
+        "In the sponsoring process, once the maintainer has put the source package online, what happens next?",
+        "I executed the backport command for the automated backport. What do I do next?",
+    ]
+    got = _asked(tmp_path, root, "backporting.md", guide, questions)
+    assert got["quote"].to_list() == [
+        "The sponsor downloads (or checks out) the source package.",
+        "Proceed to step 5 in the manual section below.",
+    ], got.select("status", "quote")

@@ -889,11 +889,13 @@ POSITION = rf"(?i)\b({NTH})\s+{COUNTED}\b" r"|(?i)\bstep\s+(?:number\s+)?(\d{1,2
 # what the list's anchor is searched without (no sentence of the list says "fourth"); an ordinal
 # counting anything else stays ("the first thing that happens on a new employee's first day")
 ORDINAL = rf"(?i)\b{NTH}\s+({COUNTED})\b" r"|(?i)(\bstep)\s+(?:number\s+)?\d{1,2}\b"
-# "what comes (right) after X?", "what do I do after X?", "once X, what happens next?"
+# "what comes (right) after X?", "what do I do after X?", "(in the Y process,) once X, what happens
+# next?", "X. What do I do next?" (the step done told first)
 AFTER = (
     r"(?i)\b(?:comes?|happens?|follows?|(?:do|should|must|shall)\s+(?:i|you|we|they)\s+do|is\s+done|is\s+next)\b[^?]*?"
     r"\b(?:right\s+|immediately\s+|directly\s+|just\s+)?after\s+([^?]+)"
-    r"|(?i)^\s*(?:once|after)\s+([^,?]+),\s*(?:what|who)\b[^?]*\bnext\b"
+    r"|(?i)(?:^|,)\s*(?:once|after|now that)\s+([^,?]+),\s*(?:what|who)\b[^?]*\bnext\b"
+    r"|(?i)^\s*([^.?!]+)[.!;]\s+(?:so\s+|now\s+)?what\s+(?:(?:do|should|must|shall)\s+(?:i|you|we|they)\s+do|happens|comes)\s+next\b"
 )
 
 
@@ -908,7 +910,7 @@ def _sequence() -> tuple[pl.Expr, pl.Expr]:
         .otherwise(pl.coalesce(word.replace_strict(ORDINALS, default=None, return_dtype=pl.Int64), number))
     )
     after = pl.col("_t").str.extract_groups(AFTER)
-    step = pl.coalesce(after.struct.field("1"), after.struct.field("2")).str.strip_chars(" .,;:")
+    step = pl.coalesce(after.struct.field("1"), after.struct.field("2"), after.struct.field("3")).str.strip_chars(" .,;:")
     # "what happens after 2023?" names a period, not a step
     return position.cast(pl.Int64), pl.when(step.str.count_matches(r"\p{L}{2,}") >= 2).then(step)
 

@@ -36,11 +36,17 @@ def items(units: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("_substantive")).then(pl.col("fragment_id")).forward_fill().shift(1).over("doc_id").alias("_prev_fragment"),
         (~pl.col("_substantive") & pl.col("_marker")).shift(1).over("doc_id").fill_null(False).alias("_after_marker"),
     )
-    starts = pl.col("_substantive") & (
-        (pl.col("fragment_id") != pl.col("_prev_fragment")).fill_null(True)
-        | pl.col("_marker")
-        | pl.col("_after_marker")
-        | pl.col("_step").is_not_null()
+    # a fenced code block shows the command of the item it is indented under ("2. Execute `git node
+    # backport`:" / "```bash ...```"): it opens none
+    starts = (
+        pl.col("_substantive")
+        & ~pl.col("text").str.contains(r"^\s*(?:```|~~~)")
+        & (
+            (pl.col("fragment_id") != pl.col("_prev_fragment")).fill_null(True)
+            | pl.col("_marker")
+            | pl.col("_after_marker")
+            | pl.col("_step").is_not_null()
+        )
     )
     return u.with_columns(
         starts.alias("_starts"),
