@@ -151,6 +151,20 @@ def test_keywords_are_ordered_and_deterministic(dictionary):
         assert [rank[k["source"]] for k in kws] == sorted(rank[k["source"]] for k in kws)
 
 
+def test_hedges_conjunctions_and_light_verbs_are_no_keywords(dictionary):
+    """A sentence need not hold "roughly", "once", "through" or "gets" to answer: they say nothing
+    of what the question is about, and each one missing cost a right answer its coverage."""
+    qs = [
+        "Once a collaborator nomination goes through, who handles onboarding?",
+        "Roughly how many source packages are in the archive?",
+        "Who can I call if my flight gets cancelled while I'm travelling?",
+    ]
+    words = [{k["text"].lower() for k in kws} for kws in parse_questions(qs, dictionary)["keywords"].to_list()]
+    assert all(not w & {"once", "goes", "through", "roughly", "gets", "while"} for w in words), words
+    assert {"nomination", "collaborator", "handles"} <= words[0] and {"source", "packages"} <= words[1]
+    assert {"call", "cancelled"} <= words[2]
+
+
 def test_strongest_source_wins_on_duplicates(dictionary):
     row = parse_questions(['Who approves the "SLA" for EBITDA reporting?'], dictionary).row(0, named=True)
     by_text = {k["text"].lower(): k for k in row["keywords"]}

@@ -10,7 +10,8 @@ from ..evaluation.bm25 import STOP_WORDS
 # Closed-class words of everyday English that never say what a question is about: the remains of
 # negated and contracted verbs once the apostrophe is gone ("isn't" -> "isn", "whats"), indefinite
 # and reflexive pronouns, and the fillers of chatty questions ("why is cron totally ignoring my job?"), and
-# hedges ("roughly how many", "normally need").
+# hedges ("roughly how many", "normally need"), conjunctions and prepositions, and light verbs ("once a
+# nomination goes through", "if my flight gets cancelled").
 CLOSED_CLASS = {
     *("aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "mustn", "needn", "shouldn", "wasn", "weren", "wouldn"),
     *("cant", "dont", "doesnt", "isnt", "wont", "whats", "thats", "theres", "hows", "whos", "wheres", "ive", "youre", "theyre"),
@@ -21,6 +22,8 @@ CLOSED_CLASS = {
     *("gonna", "wanna", "gotta", "anyway", "anyways", "maybe", "perhaps", "probably", "hey", "hi", "hello"),
     *("thanks", "thank", "btw", "pls", "plz", "stuff", "thing", "things", "bunch", "lot", "lots", "like", "ever", "even"),
     *("roughly", "approximately", "approx", "exactly", "precisely", "typically", "usually", "normally"),
+    *("once", "through", "throughout", "upon", "across", "whether", "while", "whilst", "toward", "towards", "during", "among"),
+    *("get", "gets", "got", "getting", "goes", "going", "went"),
 }
 
 # the commonest Spanish function words, question words and auxiliaries ("¿Quién debe aprobar ...?")
