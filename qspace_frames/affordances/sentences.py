@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
+from ..corpus.loaders.records import ELEMENT, ELEMENT_LINES
 from ..fragments import FIELD_BLOCK, SENTENCE
 from ..params import AffordanceParams
 
@@ -40,21 +39,17 @@ def _field_lines(sentence: pl.Expr) -> pl.Expr:
 
 
 # a run of a JSON or YAML document's leaf lines with an array index ("4217[8].name = Australian
-# Dollar", corpus.loaders.records): its lines of one element belong together, those of the next do not
-# (a window of them may start or end inside a line)
-ELEMENT_LINES = r"^[^\n]*\n(?:[^\n=]*\[\d+\][^\n=]* = [^\n]*\n)+[^\n]*$"
-_ELEMENT = re.compile(r"^\s*(.*\[\d+\])")
-
-
+# Dollar", corpus.loaders.records.ELEMENT_LINES): its lines of one element belong together, those of
+# the next do not (a window of them may start or end inside a line)
 def _elements(text: str) -> list[str]:
-    """The lines of `text` grouped by the array element their path ends in (`_ELEMENT`), each group
+    """The lines of `text` grouped by the array element their path ends in (ELEMENT), each group
     with its line breaks (the groups tile the text)."""
     lines = text.split("\n")
     lines = [line + "\n" for line in lines[:-1]] + [lines[-1]]
     groups: list[list[str]] = []
     last = None
     for line in lines:
-        m = _ELEMENT.match(line)
+        m = ELEMENT.match(line)
         key = m.group(1) if m else last  # an unindexed or empty last line stays with its element
         if not groups or key != last:
             groups.append([])

@@ -19,7 +19,7 @@ import polars as pl
 from ..affordances.sentences import all_sentences
 from ..affordances.values import NUMBER_WORDS, WORD_NUMBERS
 from ..corpus.loaders.base import ROW_LABEL, row_fields
-from ..corpus.loaders.records import JSON_FILE, LEAF_PATH
+from ..corpus.loaders.records import JSON_FILE, KEY_PATH, LEAF_LINE, LEAF_LINES, LEAF_PATH
 from ..evaluation.bm25 import Bm25Counts, query_terms, stem_expr, term_counts, terms_expr
 from ..evaluation.loading import count_ranked, gold_queries, load_in_order
 from ..evaluation.metrics import RETRIEVALS
@@ -1812,8 +1812,6 @@ def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
     return pl.struct(pl.col(line).alias("line"), header.alias("header"), pl.col(kws).alias("kws")).map_batches(cell, return_dtype=pl.String)
 
 
-# a record's leaf line: its key path, its last key and its value ("4217[8].numeric = 036")
-LEAF_LINE = re.compile(r"^\s*(?:\S*?[.\]])?([\w-]+) = (.*)$", re.S)
 NAMED_FIELD = 2  # hits a record's field counts for when its key is one of the question's words and its value none
 
 
@@ -1915,9 +1913,9 @@ PROSE_KINDS = ("paragraph", "list_item")  # units quoted whole; the others (tabl
 # ... and the sentences of a long paragraph cut into windows, unless their lines are a record's
 # ("[13].kind = rule", "Row 3: ..."): a wrapped sentence of a contract is quoted whole, not by the line
 # holding the value
-RECORD_LINE = r"(?m)^\s*(?:[\w\[\].-]+\s=\s|Row \d+:)"
-# ... and a record of leaf lines ("4217[1].alpha_3 = AUD" / "4217[1].numeric = 036") is quoted by its line whatever its kind
-LEAF_LINES = r"^(?:\s*[\w\[\].-]+ = [^\n]*\n)+\s*[\w\[\].-]+ = [^\n]*\s*$"
+RECORD_LINE = rf"(?m)^\s*(?:{KEY_PATH}\s=\s|Row \d+:)"
+# ... and a record of leaf lines ("4217[1].alpha_3 = AUD" / "4217[1].numeric = 036", LEAF_LINES) is
+# quoted by its line whatever its kind
 PROSE = (pl.col("kind").is_in(PROSE_KINDS) & ~pl.col("text").str.contains(LEAF_LINES)) | (
     (pl.col("kind") == "sentence_window") & ~pl.col("text").str.contains(RECORD_LINE)
 )

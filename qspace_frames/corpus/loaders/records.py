@@ -63,6 +63,14 @@ _BARE_KEY = re.compile(r'[^\s.\[\]="](?:[^\r\n.\[\]="]*[^\s.\[\]="])?')
 # "key.path = " that `_flatten_json` writes before a leaf's value ("[11].text = ", "steps[0].step = ")
 JSON_FILE = r"(?i)\.jsonl?$"
 LEAF_PATH = r"^((?:\[\d+\]|[\w-]+)(?:\.[\w-]+|\[[^\]\n]*\])+ = )\S"
+# ... and what a reader matches of those lines: a key path ("4217[8].numeric"); a line's last key and
+# its value; a text that is only leaf lines; a window's run of one array's element lines (the
+# currencies of an ISO 4217 list); the path of the element a line belongs to
+KEY_PATH = r"[\w\[\].-]+"
+LEAF_LINE = re.compile(r"^\s*(?:\S*?[.\]])?([\w-]+) = (.*)$", re.S)
+LEAF_LINES = rf"^(?:\s*{KEY_PATH} = [^\n]*\n)+\s*{KEY_PATH} = [^\n]*\s*$"
+ELEMENT_LINES = r"^[^\n]*\n(?:[^\n=]*\[\d+\][^\n=]* = [^\n]*\n)+[^\n]*$"
+ELEMENT = re.compile(r"^\s*(.*\[\d+\])")
 
 
 class _TooDeep(Exception):
