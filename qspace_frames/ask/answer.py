@@ -1800,16 +1800,18 @@ def _named_cell(line: str, header: pl.Expr, kws: str) -> pl.Expr:
             if len(cells) != len(columns) or len(columns) < 2:
                 out.append(None)
                 continue
-            named = [
-                (sum(w in col.lower() for w in words), -i, c)
-                for i, (col, c) in enumerate(zip(columns, cells))
-                if c and not any(w in c.lower() for w in words)
-            ]
+            named = [(_field_named(col, c, words), -i, c) for i, (col, c) in enumerate(zip(columns, cells)) if c]
             best = max(named, default=(0, 0, None))
             out.append(best[2] if best[0] else None)
         return pl.Series(out, dtype=pl.String)
 
     return pl.struct(pl.col(line).alias("line"), header.alias("header"), pl.col(kws).alias("kws")).map_batches(cell, return_dtype=pl.String)
+
+
+def _field_named(name: str, value: str, words: list[str] | set[str]) -> int:
+    """How many of the question's words a field's name (a table's column, a record's key) holds when
+    its value holds none: the field the question asks for by name (`_named_cell`, `_line_hits`)."""
+    return 0 if any(w in value.lower() for w in words) else sum(w in name.lower() for w in words)
 
 
 NAMED_FIELD = 2  # hits a record's field counts for when its key is one of the question's words and its value none
@@ -1832,8 +1834,7 @@ def _line_hits(line: str, kws: str) -> pl.Expr:
                 out.append(sum(w in text for w in words))
                 continue
             key, value = leaf.groups()
-            named = any(w in key for w in words) and not any(w in value for w in words)
-            out.append(sum(w in f"{key} = {value}" for w in words) + NAMED_FIELD * named)
+            out.append(sum(w in f"{key} = {value}" for w in words) + NAMED_FIELD * (_field_named(key, value, words) > 0))
         return pl.Series(out, dtype=pl.UInt32)
 
     return pl.struct(pl.col(line).alias("t"), pl.col(kws).alias("n")).map_batches(hits, return_dtype=pl.UInt32)
