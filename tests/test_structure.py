@@ -376,6 +376,24 @@ def test_a_debian_changelogs_entries_are_its_sections():
     assert loong["heading_path"] == ["dpkg (1.21.21) unstable; urgency=medium"]
 
 
+def test_a_changelog_entry_quoted_in_a_marked_up_page_is_no_section():
+    """A page with marked-up headings may quote a changelog as an example ("For example:" /
+    "acme-cannon (3.1415) unstable; urgency=low"): its entry line is no heading, so the sections
+    after it stay under their own headings (the Developer's Reference had 80,000 characters, the
+    rest of its chapter, under "acme-cannon (3.1415) ...")."""
+    text = (
+        "# 5. Managing Packages\n\n## 5.8. Handling bugs\n\n"
+        "Just list the fixed bugs in your debian/changelog file. For example:\n\n"
+        "acme-cannon (3.1415) unstable; urgency=low\n  * Frobbed with options (closes: Bug#98339)\n\n"
+        "## 5.9. Moving, removing, renaming, orphaning\n\nSome archive manipulation operations are not automated.\n"
+    )
+    fr = _fragments(_pages("d", [text]))
+    titles = ["# 5. Managing Packages", "## 5.8. Handling bugs", "## 5.9. Moving, removing, renaming, orphaning"]
+    assert [t for _, t in _heading_rows(fr)] == titles
+    moved = fr.filter(pl.col("text").str.contains("not automated")).row(0, named=True)
+    assert moved["heading_path"] == ["5. Managing Packages", "5.9. Moving, removing, renaming, orphaning"]
+
+
 def test_a_numbered_line_carrying_on_the_prose_above_it_is_no_heading():
     """A wrapped line may start with a number or a reference ("... added under section" / "7.  This
     requirement modifies ...", "as set out in" / "Schedule 4."): it carries on the sentence (the GPL

@@ -268,7 +268,7 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         .then(pl.col("u_level"))
         .when(text_rules & numbered)
         .then(pl.col("_num_level"))
-        .when(text_rules & pl.col("_entry"))
+        .when(text_rules & pl.col("_entry") & ~pl.col("_has_md"))  # in a marked-up page, a changelog quoted as an example
         .then(pl.lit(1))
         .when(text_rules & (caps | title))
         .then(pl.lit(1))
