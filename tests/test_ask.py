@@ -1832,3 +1832,18 @@ def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root
         "The sponsor downloads (or checks out) the source package.",
         "Proceed to step 5 in the manual section below.",
     ], got.select("status", "quote")
+
+
+def test_a_file_path_the_question_names_must_be_in_the_answer(tmp_path, root):
+    """A path is a name, like a number: a rule about another path does not answer a question about
+    "/usr/local", while one naming it does; "and/or" is no path."""
+    manual = (
+        "# Files\n\nPackages must not ship /usr/X11R6/lib/X11/app-defaults/ files.\n\n"
+        "Packages must not place any files in /usr/local, by unpacking or by scripts.\n"
+    )
+    questions = ["Can a package ship files into /usr/local?", "Can a package ship files into /opt/tools?"]
+    questions.append("Can packages ship and/or place files?")
+    got = _asked(tmp_path, root, "files.md", manual, questions)
+    assert got["quote"][0] == "Packages must not place any files in /usr/local, by unpacking or by scripts.", got.select("status", "quote")
+    assert got["status"][1] == "no_answer", got.select("status", "quote")
+    assert got["status"][2] == "answered", got.select("status", "quote")

@@ -370,13 +370,26 @@ def _word_numbers(col: str) -> pl.Expr:
     return pl.col(col).str.extract_all(_NUMBER_WORDS).list.eval(pl.element().str.to_lowercase().replace_strict(named, default=None))
 
 
-def _contains_any(text: str | pl.Expr, needles: str | pl.Expr) -> pl.Expr:
-    """Whether the text (a column or an expression) contains any string of the list (case-insensitive)."""
+def _contains_any(text: str | pl.Expr, needles: str | pl.Expr, every: bool = False) -> pl.Expr:
+    """Whether the text (a column or an expression) contains any string of the list (`every`: each
+    one, so an empty list passes), case-insensitive."""
     t, n = (pl.col(x) if isinstance(x, str) else x for x in (text, needles))
+    held = all if every else any
     return pl.struct(t.alias("t"), n.alias("n")).map_batches(
-        lambda s: pl.Series([any(x.lower() in (r["t"] or "").lower() for x in (r["n"] or [])) for r in s.to_list()], dtype=pl.Boolean),
+        lambda s: pl.Series([held(x.lower() in (r["t"] or "").lower() for x in (r["n"] or [])) for r in s.to_list()], dtype=pl.Boolean),
         return_dtype=pl.Boolean,
     )
+
+
+# a file path a question names ("/usr/local", "/run/reboot-required"; not "and/or", "24/7"): like a
+# number, it says what the question is about, and a sentence of another path is about something else
+# ("Packages must not ship /usr/X11R6/lib/X11/app-defaults/" is no answer about /usr/local)
+PATH = r"\B/[A-Za-z][\w.+-]*(?:/[\w.+-]+)*"
+
+
+def _paths(text: str) -> pl.Expr:
+    """The file paths a text names (PATH), a closing full stop left out."""
+    return pl.col(text).str.extract_all(PATH).list.eval(pl.element().str.strip_chars_end("."))
 
 
 def _found(word: str, t: str) -> bool:
@@ -1219,7 +1232,12 @@ def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, context: pl.DataFrame | 
     sentence of a contract whose head holds it."""
     groups = _keyword_groups(parsed).rename({"id": "query_id"})
     cands = cands.join(groups, on="query_id", how="left").join(
-        parsed.select(pl.col("id").alias("query_id"), _names().alias("_scope"), _bare_numbers("question").alias("_nums")),
+        parsed.select(
+            pl.col("id").alias("query_id"),
+            _names().alias("_scope"),
+            _bare_numbers("question").alias("_nums"),
+            _paths("question").alias("_paths"),
+        ),
         on="query_id",
         how="left",
     )
@@ -1238,10 +1256,12 @@ def _covered(parsed: pl.DataFrame, cands: pl.DataFrame, context: pl.DataFrame | 
         )
         .with_columns(
             _shares("search", "_groups").alias("_shares"),
-            (_topical("search", "_groups", "_scope") & _numbers_held("search", "_nums")).alias("_topical"),
+            (
+                _topical("search", "_groups", "_scope") & _numbers_held("search", "_nums") & _contains_any("search", "_paths", every=True)
+            ).alias("_topical"),
         )
         .unnest("_shares")
-        .drop("_held", "_head", "_scope", "_nums")
+        .drop("_held", "_head", "_scope", "_nums", "_paths")
         # whether it names what the question's pronoun stands for (`_with_antecedent`)
         .with_columns((_coverage("search", "_antecedent") if "_antecedent" in groups.columns else pl.lit(1.0)).alias("_names_it"))
     )
