@@ -312,6 +312,7 @@ def _edit(path: Path, old: str, new: str):
             r"answer_types\.csv, row 1 .*'question_cues': regex does not compile in Polars",
         ),
         ("answer_types.csv", "\nphone,4,", "\nphone,1,", r"answer_types\.csv, row \d .*duplicate priority"),
+        ("answer_types.csv", "(?i)\\b(?:mailbox|", "(?i)\\b(?:mailbox(|", r"answer_types\.csv, row \d+ .*'shown_by': regex does not"),
         ("value_sets.csv", "country,DE,Germany,iso2", "country,DE,Germany,postcode", r"value_sets\.csv, row 2 .*'kind'"),
         (
             "value_sets.csv",
@@ -438,10 +439,21 @@ NEGATIVE = {
 }
 
 
+def test_a_dictionary_written_before_shown_by_still_loads(tmp_path):
+    """`shown_by` is optional: an answer_types.csv without the column loads, every type shown by its
+    retrieval patterns alone."""
+    d = _copy(tmp_path)
+    at = pl.read_csv(d / "answer_types.csv", infer_schema=False)
+    at.drop("shown_by").write_csv(d / "answer_types.csv")
+    reg = answer_types(load_dictionary(d))
+    assert reg["shown"].list.len().sum() == 0 and reg["patterns"].list.len().min() >= 1
+    assert answer_types(load_dictionary())["shown"].list.len().sum() >= 2  # the project's: a contact's way in, a duration's bound
+
+
 def test_registry_has_every_required_type(dictionary):
     reg = answer_types(dictionary)
     assert set(REQUIRED_ANSWER_TYPES) <= set(reg["answer_type"])
-    assert reg.columns == ["answer_type", "priority", "description", "question_cues", "retrieval_patterns", "patterns"]
+    assert reg.columns == ["answer_type", "priority", "description", "question_cues", "retrieval_patterns", "patterns", "shown_by", "shown"]
     assert set(SAMPLES) == set(REQUIRED_ANSWER_TYPES)
 
 

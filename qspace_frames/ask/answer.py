@@ -1571,17 +1571,13 @@ GAP_WEIGHT, STANDOUT = 0.67, 0.8
 VALUE_TYPES = ("amount", "percentage", "count")
 # ... and, for the first candidate standing out (`_standing_out`), a length of time: "How long does a
 # temporary ban last?" is not answered by "Violating these terms may lead to a permanent ban." (held
-# out: declined 10 -> 11 of 13, nothing else moved; dates too lost a right answer: not they)
+# out: declined 10 -> 11 of 13, nothing else moved; dates too lost a right answer: not they), or the
+# event that bounds it (the duration's `shown_by` in the dictionary: "Bolt Media stores your data for
+# as long as your account is open.")
 STANDING_TIMED = ("duration",)
-# ... or the event that bounds it: "Bolt Media stores your data for as long as your account is open."
-TIME_BOUND = (
-    r"(?i)\b(?:as long as|until|indefinitely|permanently|for (?:the )?(?:duration|term|life(?:time)?|period) of|"
-    r"no longer than (?:is )?(?:needed|necessary|required))\b"
-)
 # ... and whose value is where or whom to reach: a sentence naming no address, number, link, role
-# ("the travel desk") or way in ("the FP&A mailbox") is no answer
+# ("the travel desk") or way in (the contact's `shown_by`: "the FP&A mailbox") is no answer
 REACH_TYPES = ("contact", "email", "phone", "url")
-REACH_WORDS = r"(?i)\b(?:mailbox|inbox|hotline|help ?desk|service desk|mailing list|channel|portal|contact form|web form)\b"
 
 
 # A count is of the things its question names: "How many source packages are in the archive?" is
@@ -1644,19 +1640,20 @@ def _showing_value(cands: pl.DataFrame, dictionary: Dictionary, standing: pl.Dat
     """The candidates but those of a question asking for a number (VALUE_TYPES) that show none, of
     any of those types ("How much contingency can a division hold?": "up to 2% of its budget"), and
     those of a question asking how to reach someone (REACH_TYPES) that show no address, number,
-    link or role ("Who should I contact about pip?" was answered by a sentence naming no one);
+    link, role or way in ("Who should I contact about pip?" was answered by a sentence naming no one);
     `standing` out (`_standing_out`, the questions parsed), also those of a question asking how
-    long (STANDING_TIMED) that show no length of time nor the event bounding it (TIME_BOUND), and
+    long (STANDING_TIMED) that show no length of time nor the event bounding it, and
     those of a count naming what it counts that show no number counting it (`_counting`)."""
     if dictionary is None:
         return cands
     if standing is not None:
         counted = cands.join(_counting(standing), on="query_id", how="left", maintain_order="left")["_counted"]
         cands = cands.filter(counted.is_null() | cands["text"].str.contains(counted))
-    patterns = _type_regexes(dictionary)
-    rules = [(VALUE_TYPES, VALUE_TYPES, []), (REACH_TYPES, (*REACH_TYPES, "role"), [REACH_WORDS])]
-    for types, shown, more in rules + ([(STANDING_TIMED, STANDING_TIMED, [TIME_BOUND])] if standing is not None else []):
-        rx = "|".join([*patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort(), *more])
+    registry = answer_types(dictionary)
+    patterns = registry.select("answer_type", pl.concat_list("patterns", "shown").list.join("|").alias("_rx"))
+    rules = [(VALUE_TYPES, VALUE_TYPES), (REACH_TYPES, (*REACH_TYPES, "role"))]
+    for types, shown in rules + ([(STANDING_TIMED, STANDING_TIMED)] if standing is not None else []):
+        rx = "|".join(patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort())
         cands = cands.filter(~pl.col("answer_type").is_in(types) | pl.col("text").str.contains(rx))
     return cands
 

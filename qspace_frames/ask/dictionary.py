@@ -27,9 +27,11 @@ _CASE_SENSITIVE_KINDS = ("iso", "iso2", "iso3", "code")
 _FILES = {
     "concepts": ("concepts.csv", ("concept", "definition", "document_family")),
     "keywords": ("concept_keywords.csv", ("concept", "language", "keyword", "priority", "weight")),
-    "answer_types": ("answer_types.csv", ("answer_type", "priority", "description", "question_cues", "retrieval_patterns")),
+    "answer_types": ("answer_types.csv", ("answer_type", "priority", "description", "question_cues", "retrieval_patterns", "shown_by")),
     "value_sets": ("value_sets.csv", ("set", "value", "canonical", "kind")),
 }
+# columns a file may leave out (a dictionary written before they were added), and their value then
+OPTIONAL = {"shown_by": ""}
 PATTERN_SEPARATOR = " || "  # separates the retrieval patterns of one answer type
 REGEX_PREFIX = "re:"  # a concept keyword written as a regex
 
@@ -44,7 +46,7 @@ class Dictionary:
 
     concepts: pl.DataFrame  # concept, definition, document_family, def_terms
     keywords: pl.DataFrame  # concept, language, keyword, priority, weight, is_regex, pattern, key, key_terms
-    answer_types: pl.DataFrame  # answer_type, priority, description, question_cues, retrieval_patterns, patterns
+    answer_types: pl.DataFrame  # answer_type, priority, description, question_cues, retrieval_patterns, shown_by, patterns, shown
     value_sets: pl.DataFrame  # set, value, canonical, kind, case_sensitive, key, cs_key
     folder: str = ""
 
@@ -86,6 +88,7 @@ def _read(folder: Path, name: str) -> tuple[Path, pl.DataFrame]:
         df = pl.read_csv(path, infer_schema=False, encoding="utf8")
     except Exception as e:  # noqa: BLE001
         raise DictionaryError(f"{path}: cannot be read as CSV: {_csv_problem(path) or str(e).splitlines()[0]}") from e
+    df = df.with_columns(pl.lit(v).alias(c) for c, v in OPTIONAL.items() if c in cols and c not in df.columns)
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise DictionaryError(f"{path}: missing column(s) {missing}; expected {list(cols)}")
@@ -230,7 +233,10 @@ def _load(folder: Path, _fingerprint: str) -> Dictionary:
     def _patterns(v, _row):
         if not v:
             return "must hold at least one regex"
-        for piece in v.split(PATTERN_SEPARATOR):
+        return _regexes(v, _row)
+
+    def _regexes(v, _row):  # each pattern compiles; none at all is allowed
+        for piece in v.split(PATTERN_SEPARATOR) if v else []:
             if not piece.strip():
                 return f"empty pattern between '{PATTERN_SEPARATOR.strip()}' separators"
             err = _regex_error(piece.strip(), python_too=True)
@@ -247,6 +253,7 @@ def _load(folder: Path, _fingerprint: str) -> Dictionary:
             "description": [_nonempty],
             "question_cues": [_cues],
             "retrieval_patterns": [_patterns],
+            "shown_by": [_regexes],
         },
     )
     _unique(p, at, ["answer_type"], "duplicate answer_type")
@@ -257,6 +264,11 @@ def _load(folder: Path, _fingerprint: str) -> Dictionary:
     at = at.with_columns(
         pl.col("priority").cast(pl.Int64),
         pl.col("retrieval_patterns").str.split(PATTERN_SEPARATOR).list.eval(pl.element().str.strip_chars()).alias("patterns"),
+        pl.col("shown_by")
+        .fill_null("")
+        .str.split(PATTERN_SEPARATOR)
+        .list.eval(pl.element().str.strip_chars().filter(pl.element() != ""))
+        .alias("shown"),
     ).sort("priority")
 
     # closed value sets
@@ -292,10 +304,13 @@ def _load(folder: Path, _fingerprint: str) -> Dictionary:
 
 def answer_types(dictionary: Dictionary | None = None) -> pl.DataFrame:
     """The answer-type registry: answer_type, priority, description, question_cues,
-    retrieval_patterns (the raw ` || `-separated text) and patterns (the list of regexes; any one
-    of them matching a text line confirms an answer of that type)."""
+    retrieval_patterns (the raw ` || `-separated text), patterns (the list of regexes; any one
+    of them matching a text line confirms an answer of that type), shown_by (the raw text) and
+    shown (its list of regexes: what shows a sentence answers that type without being its value,
+    "the help desk" for a contact, "until your account is closed" for a duration)."""
     d = dictionary if dictionary is not None else load_dictionary()
-    return d.answer_types.select("answer_type", "priority", "description", "question_cues", "retrieval_patterns", "patterns")
+    cols = ("answer_type", "priority", "description", "question_cues", "retrieval_patterns", "patterns", "shown_by", "shown")
+    return d.answer_types.select(cols)
 
 
 def answer_pattern(answer_type: str, dictionary: Dictionary | None = None) -> str:
