@@ -407,6 +407,35 @@ def test_a_title_in_capitals_in_a_marked_up_page_stays_under_its_headings():
     assert pool["heading_path"][:2] == ["8.9. Other Configurations", "8.9.2. Time Synchronization"], pool["heading_path"]
 
 
+def test_code_is_no_heading_and_a_box_title_heads_its_box_only(tmp_path):
+    """A shell comment in an HTML <pre> block or a Markdown code fence ("# /etc/fstab: static file
+    system information.") is code, not a level-1 heading holding the rest of the page (the Debian
+    Administrator's Handbook had nine such "chapters" on one page); a DocBook box's title (<p
+    class="title"> in a sidebar) heads the box, and the text after the box is its section's again."""
+    (tmp_path / "misc.html").write_text(
+        "<html><body><h2>8.9.5. List of Mount Points</h2><p>The fstab file lists the mount points.</p>"
+        "<pre># /etc/fstab: static file system information.\n# &lt;file system&gt; &lt;mount point&gt;\nproc /proc proc defaults 0 0</pre>"
+        "<p>Each line describes a file system.</p>"
+        '<div class="sidebar"><div class="titlepage"><p class="title"><strong>BACK TO BASICS</strong> Mounting</p></div>'
+        "<p>Mounting attaches a disk to the tree.</p></div><p>After the box, the section goes on.</p>"
+        "<h2>8.9.6. locate and updatedb</h2><p>The locate command finds files.</p></body></html>",
+        encoding="utf-8",
+    )
+    (tmp_path / "guide.md").write_text(
+        "# Guide\n\n## Install\n\n```bash\n# install the package\napt install foo\n```\n\nThen configure it.\n", encoding="utf-8"
+    )
+    docs, pages = _load([tmp_path / "misc.html", tmp_path / "guide.md"], tmp_path)
+    fr = _fragments(pages)
+    path = {
+        t: fr.filter(pl.col("text").str.contains(t, literal=True))["heading_path"][-1].to_list()
+        for t in ("Each line describes", "Mounting attaches", "After the box", "Then configure it")
+    }
+    assert path["Each line describes"] == ["8.9.5. List of Mount Points"]
+    assert path["Mounting attaches"] == ["8.9.5. List of Mount Points", "BACK TO BASICS Mounting"]
+    assert path["After the box"] == ["8.9.5. List of Mount Points"]
+    assert path["Then configure it"] == ["Guide", "Install"]
+
+
 def test_a_numbered_line_carrying_on_the_prose_above_it_is_no_heading():
     """A wrapped line may start with a number or a reference ("... added under section" / "7.  This
     requirement modifies ...", "as set out in" / "Schedule 4."): it carries on the sentence (the GPL

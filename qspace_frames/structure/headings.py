@@ -32,6 +32,11 @@ LIST_GAP = 1  # non-blank lines between two "N." lines of one list
 SHOUTED_LINES = 4  # capital lines running that are a paragraph, not a title
 SOURCES = ("outline", "font", "markup", "underline", "numbering", "pattern")
 RESUME = "resume"  # a loader's mark: this line returns to the section a box's heading interrupted
+CODE = "code"  # a loader's mark: the lines up to its end are code (an HTML <pre> block)
+# a Markdown code fence (not "~~~", a title's underline in plain text): the lines between two are
+# code. Code's lines are never headings: "# /etc/fstab: static file system information." is a
+# comment, not a chapter holding the rest of the page
+FENCE = r"^\s*```"
 
 stripped = pl.col("line").str.strip_chars()
 _prev = lambda e: e.shift(1).over(DOC)  # noqa: E731  (lines are in document order)
@@ -186,10 +191,20 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     base = lines.with_columns(
         is_blank, is_list_item, is_table_row, is_underline, md_level.alias("md"), _next(is_underline).fill_null(False).alias("_titled")
     )
-    marked = base.join(marks(pages), on=[DOC, "line_start"], how="left", maintain_order="left").with_columns(
-        pl.when(pl.col("mark_source") == RESUME).then(pl.col("mark_level")).alias("resume_level"),
-        *[pl.when(pl.col("mark_source") != RESUME).then(pl.col(c)).alias(c) for c in ("mark_end", "mark_level", "mark_source")],
+    all_marks = marks(pages)
+    code = all_marks.filter(pl.col("mark_source") == CODE).group_by(DOC, "line_start").agg(pl.col("mark_end").max().alias("_code_end"))
+    marked = (
+        base.join(all_marks.filter(pl.col("mark_source") != CODE), on=[DOC, "line_start"], how="left", maintain_order="left")
+        .join(code, on=[DOC, "line_start"], how="left", maintain_order="left")
+        .with_columns(
+            pl.when(pl.col("mark_source") == RESUME).then(pl.col("mark_level")).alias("resume_level"),
+            *[pl.when(pl.col("mark_source") != RESUME).then(pl.col(c)).alias(c) for c in ("mark_end", "mark_level", "mark_source")],
+        )
     )
+    fence = pl.col("line").str.contains(FENCE)
+    in_code = (pl.col("line_start") < pl.col("_code_end").forward_fill().over(DOC)).fill_null(False) | fence
+    in_code = in_code | (fence.cast(pl.Int64).cum_sum().over(DOC) % 2 == 1)
+    marked = marked.with_columns(in_code.alias("_code")).with_columns(pl.when(~pl.col("_code")).then(pl.col("md")).alias("md"))
     # a mark that runs past its first line covers the lines below it up to its end
     reach = pl.col("mark_end").forward_fill().over(DOC)
     in_mark = pl.col("mark_end").is_null() & (pl.col("line_start") < reach).fill_null(False)
@@ -262,6 +277,8 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
     level = (
         pl.when(layout)
         .then(pl.col("mark_level"))
+        .when(pl.col("_code"))
+        .then(pl.lit(None))
         .when(pl.col("md").is_not_null())
         .then(pl.col("md"))
         .when(pl.col("_titled"))

@@ -101,7 +101,10 @@ class _HtmlText(HTMLParser):
         self.notes: dict[str, list[str]] = {}  # footnote id -> its blocks
         self.open_asides: list[tuple[int, int]] = []  # (stack depth, first block) of open boxes
         self.plain_headings: set[int] = set()  # stack depths of open headings read as plain text
+        self.box_titles: set[int] = set()  # stack depths of open box titles (DocBook's <p class="title">)
+        self.level = 0  # the level of the last heading
         self.resume: dict[int, int] = {}  # block index -> heading level whose section it returns to
+        self.code: set[int] = set()  # block indexes of <pre> blocks: code, whose "# ..." lines are comments
 
     # -- blocks
     def _flush(self) -> None:
@@ -115,9 +118,14 @@ class _HtmlText(HTMLParser):
             return
         if kind in _HTML_HEADINGS and len(self.stack) - 1 not in self.plain_headings:
             self.has_h1 |= kind == "h1"
-            text = "#" * _HTML_HEADINGS[kind] + " " + one_line(text)
+            self.level = _HTML_HEADINGS[kind]
+            text = "#" * self.level + " " + one_line(text)
+        elif len(self.stack) - 1 in self.box_titles:  # a box's title heads the box, below the section it sits in
+            text = "#" * min(self.level + 1, 6) + " " + one_line(text)
         elif kind == "li":
             text = "- " + text
+        if "pre" in self.stack:
+            self.code.add(len(self.blocks))
         self.blocks.append(text)
 
     def _place_notes(self) -> None:
@@ -132,6 +140,7 @@ class _HtmlText(HTMLParser):
                 moved[i] = len(placed)
                 placed.extend((block, *after.pop(i, [])))
             self.resume = {moved[i]: level for i, level in self.resume.items() if i in moved}
+            self.code = {moved[i] for i in self.code if i in moved}
             self.blocks = [b for rest in after.values() for b in rest] + placed  # notes with no block to follow: first
 
     def _cell(self) -> list[str] | None:
@@ -198,6 +207,8 @@ class _HtmlText(HTMLParser):
                 self.open_notes.append((len(self.stack), attr["id"], len(self.blocks)))
             if classes & _ASIDE_CLASSES and not self.tables:
                 self.open_asides.append((len(self.stack), len(self.blocks)))
+            elif "title" in classes and tag not in _HTML_HEADINGS and self.open_asides and self.open_asides[-1][1] == len(self.blocks):
+                self.box_titles.add(len(self.stack) - 1)
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title" and self.title_buf is not None:  # the first wins (SVGs have titles too)
@@ -226,7 +237,9 @@ class _HtmlText(HTMLParser):
             self._flush()
             while self.stack.pop() != tag:
                 self.plain_headings.discard(len(self.stack))
+                self.box_titles.discard(len(self.stack))
             self.plain_headings.discard(len(self.stack))
+            self.box_titles.discard(len(self.stack))
             while self.open_notes and self.open_notes[-1][0] > len(self.stack):
                 _, note_id, first = self.open_notes.pop()
                 self.notes[note_id], self.blocks[first:] = self.blocks[first:], []
@@ -254,6 +267,7 @@ class _HtmlText(HTMLParser):
         self._place_notes()
         if self.title and not self.has_h1:
             self.resume = {i + 1: level for i, level in self.resume.items()}
+            self.code = {i + 1 for i in self.code}
             return ["# " + self.title, *self.blocks]
         return self.blocks
 
@@ -269,4 +283,7 @@ def load_html(data: bytes, p: CorpusParams) -> Text:
         pos += len(block) + 2
     # "resume" marks the block after a box that held a heading: the box's section ends there
     marks = [(0, starts[i], starts[i], level, "resume") for i, level in sorted(parser.resume.items()) if i < len(blocks)]
+    # "code" marks a <pre> block: its lines are no headings ("# /etc/fstab: static file system information.")
+    marks += [(0, starts[i], starts[i] + len(blocks[i]), 0, "code") for i in sorted(parser.code) if i < len(blocks)]
+    marks.sort(key=lambda m: (m[1], m[4]))
     return Text([(None, "\n\n".join(blocks))], note=note, empty="no visible text in the HTML", headings=marks)
