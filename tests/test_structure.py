@@ -394,19 +394,6 @@ def test_a_changelog_entry_quoted_in_a_marked_up_page_is_no_section():
     assert moved["heading_path"] == ["5. Managing Packages", "5.9. Moving, removing, renaming, orphaning"]
 
 
-def test_a_title_in_capitals_in_a_marked_up_page_stays_under_its_headings():
-    """A box's title in capitals with no markup ("BACK TO BASICS NTP" in the Debian Administrator's
-    Handbook) is a heading below the page's marked ones, not a chapter holding the rest of the page."""
-    text = (
-        "## 8.9. Other Configurations\n\n### 8.9.2. Time Synchronization\n\nTime synchronization is very important.\n\n"
-        "BACK TO BASICS NTP\n\nNTP allows a machine to synchronize with others fairly accurately.\n\n"
-        "We recommend using the pool.ntp.org NTP server.\n"
-    )
-    fr = _fragments(_pages("d", [text]))
-    pool = fr.filter(pl.col("text").str.contains("pool.ntp.org")).row(0, named=True)
-    assert pool["heading_path"][:2] == ["8.9. Other Configurations", "8.9.2. Time Synchronization"], pool["heading_path"]
-
-
 def test_code_is_no_heading_and_a_box_title_heads_its_box_only(tmp_path):
     """A shell comment in an HTML <pre> block or a Markdown code fence ("# /etc/fstab: static file
     system information.") is code, not a level-1 heading holding the rest of the page (the Debian

@@ -287,10 +287,8 @@ def classify(lines: pl.LazyFrame, pages: pl.LazyFrame, p: StructureParams) -> pl
         .then(pl.col("_num_level"))
         .when(text_rules & pl.col("_entry") & ~pl.col("_has_md"))  # in a marked-up page, a changelog quoted as an example
         .then(pl.lit(1))
-        # ... in a marked-up page, below its marked headings: a box's title in capitals ("BACK TO BASICS
-        # NTP", no markup) is no chapter holding the rest of the page
         .when(text_rules & (caps | title))
-        .then(pl.when(pl.col("_has_md")).then(pl.lit(MAX_LEVEL)).otherwise(pl.lit(1)))
+        .then(pl.lit(1))
         .when(text_rules & pattern)
         .then(pl.lit(MAX_LEVEL))
         .cast(pl.Int64)
