@@ -1624,7 +1624,10 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     top = _covered(parsed, top.join(second, on="query_id", how="left"), context)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     stands = top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical"))
-    return _quoted_whole(_showing_value(stands, dictionary, standing=parsed))
+    # ... and a count naming what it counts shows a number counting it (`_counting`)
+    counted = stands.join(_counting(parsed), on="query_id", how="left", maintain_order="left")["_counted"]
+    stands = stands.filter(counted.is_null() | stands["text"].str.contains(counted))
+    return _quoted_whole(_showing_value(stands, dictionary, standing=True))
 
 
 def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) -> pl.DataFrame:
@@ -1636,23 +1639,19 @@ def _valued(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary) 
     return _showing_value(whole, dictionary).sort("query_id", "_rank").group_by("query_id", maintain_order=True).first()
 
 
-def _showing_value(cands: pl.DataFrame, dictionary: Dictionary, standing: pl.DataFrame | None = None) -> pl.DataFrame:
+def _showing_value(cands: pl.DataFrame, dictionary: Dictionary, standing: bool = False) -> pl.DataFrame:
     """The candidates but those of a question asking for a number (VALUE_TYPES) that show none, of
     any of those types ("How much contingency can a division hold?": "up to 2% of its budget"), and
     those of a question asking how to reach someone (REACH_TYPES) that show no address, number,
     link, role or way in ("Who should I contact about pip?" was answered by a sentence naming no one);
-    `standing` out (`_standing_out`, the questions parsed), also those of a question asking how
-    long (STANDING_TIMED) that show no length of time nor the event bounding it, and
-    those of a count naming what it counts that show no number counting it (`_counting`)."""
+    `standing` out (`_standing_out`), also those of a question asking how long (STANDING_TIMED)
+    that show no length of time nor the event bounding it."""
     if dictionary is None:
         return cands
-    if standing is not None:
-        counted = cands.join(_counting(standing), on="query_id", how="left", maintain_order="left")["_counted"]
-        cands = cands.filter(counted.is_null() | cands["text"].str.contains(counted))
     registry = answer_types(dictionary)
     patterns = registry.select("answer_type", pl.concat_list("patterns", "shown").list.join("|").alias("_rx"))
     rules = [(VALUE_TYPES, VALUE_TYPES), (REACH_TYPES, (*REACH_TYPES, "role"))]
-    for types, shown in rules + ([(STANDING_TIMED, STANDING_TIMED)] if standing is not None else []):
+    for types, shown in rules + ([(STANDING_TIMED, STANDING_TIMED)] if standing else []):
         rx = "|".join(patterns.filter(pl.col("answer_type").is_in(shown))["_rx"].sort())
         cands = cands.filter(~pl.col("answer_type").is_in(types) | pl.col("text").str.contains(rx))
     return cands

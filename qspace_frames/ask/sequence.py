@@ -16,6 +16,8 @@ import re
 
 import polars as pl
 
+from ..structure.headings import FENCE
+
 MIN_WORDS = 4  # letter-words a unit needs to be an item ("2." or "[8].id = VON-009" are not)
 MARKER = r"(?i)^\s*(?:\(?\d{1,3}[.)]|\(?[a-z][.)]\s|\((?:[ivxl]+|[a-z]|\d+)\)|[-•*▪◦‣]\s|step\s+\d+\b)"
 STEP_LABEL = r"(?i)\bstep\s+(\d{1,3})\b"
@@ -40,7 +42,7 @@ def items(units: pl.DataFrame) -> pl.DataFrame:
     # backport`:" / "```bash ...```"): it opens none
     starts = (
         pl.col("_substantive")
-        & ~pl.col("text").str.contains(r"^\s*(?:```|~~~)")
+        & ~pl.col("text").str.contains(FENCE)
         & (
             (pl.col("fragment_id") != pl.col("_prev_fragment")).fill_null(True)
             | pl.col("_marker")
