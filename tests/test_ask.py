@@ -1813,6 +1813,22 @@ def test_a_count_is_confirmed_by_a_number_of_what_it_counts(tmp_path, root):
     assert "currently around 30000 source packages" in got["quote"][0]
 
 
+def test_a_number_counting_what_is_asked_needs_fewer_of_the_question_words(tmp_path, root):
+    """ "How many runlevels ... in the System V style boot scheme?" is answered by the sentence whose number
+    counts runlevels, though it holds two of the question's five words, not by the sentence holding all five
+    and no count; a count of something else does not answer."""
+    faq = (
+        "# Runlevels and init\n\nTo control the order in which services are started at boot, traditional "
+        "System-V style Unix systems use a scheme of runlevels.\n\nLike most System V compatible Unices, Linux has 7 runlevels:\n\n"
+        "* 0 (halt the system),\n* 1 (single-user mode),\n* 6 (reboot the system).\n\n"
+        "# Installing\n\nYou can install Debian by booting from 2 different media.\n"
+    )
+    questions = ["How many runlevels are there in the System V style boot scheme?", "How many boot loaders does the scheme offer?"]
+    got = _asked(tmp_path, root, "init.md", faq, questions)
+    assert got["status"].to_list() == ["answered", "no_answer"], got.select("status", "quote")
+    assert got["quote"][0] == "Like most System V compatible Unices, Linux has 7 runlevels:"
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

@@ -183,7 +183,7 @@ def _holds_floor(scored: pl.DataFrame, right: int, declined: int) -> None:
 
 # (answerable right, unanswerable declined) reached on the development set's questions (both
 # splits) of the two largest real corpora, asked as `qspace ask --questions` asks them
-REAL_FLOORS = {"debian-policy": (45, 6), "contracts-cuad": (42, 6)}
+REAL_FLOORS = {"debian-policy": (45, 6), "contracts-cuad": (43, 6)}
 
 
 @pytest.mark.parametrize("corpus", sorted(REAL_FLOORS))

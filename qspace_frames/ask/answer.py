@@ -93,6 +93,11 @@ MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with i
 # declined answers but lets 2-13 more of the 19 unanswerable questions through; pseudo-relevance
 # feedback on the candidates (words of the first 3) loses 2-4 development answers; TOP_K 6 or 12 and
 # names weighed 0.25 are no better
+# ... or, for a count, the share of a candidate whose number counts what the question counts
+# (`_counting`): "How many runlevels are there in the System V style boot scheme?" is answered by
+# "Linux has 7 runlevels:", which holds two of its five words (development 111 -> 112 of 164, an
+# unseen Debian FAQ set 8 -> 11 of 45, the other sets unchanged)
+COUNTED_COVERAGE = 0.4
 WHOLE_COVERAGE = 1.0  # ... and, to answer as plain text when no candidate is confirmed by its answer type, all of them
 
 
@@ -1274,13 +1279,17 @@ def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, conte
     [debian/rules] have to implement?" is answered by 'The following targets are required and must
     be implemented by "debian/rules": ...', ranked 14th below sentences of its section about targets
     that do not say "implement" (development 101 -> 102 of 164, nothing lost; three times as deep
-    gives the same). The share held counts each word of the question by how much it tells
+    gives the same); a count's candidate whose number counts what it counts needs COUNTED_COVERAGE
+    only. The share held counts each word of the question by how much it tells
     (`_weighted`) when that is more: "What should I do if I want to opt out?" is about the sentence
     holding "opt out" alone (development 108 -> 110 of 164, nothing else changed; the weighted share
     for ordering the confirmed candidates too lost five)."""
     covered = _covered(parsed, ranked.filter(pl.col("_rank") < 2 * depth), context)
+    covered = covered.join(_counting(parsed), on="query_id", how="left", maintain_order="left")
     near = (pl.col("_rank") < depth) | (pl.col("_coverage") >= WHOLE_COVERAGE)
-    return covered.filter((pl.max_horizontal("_coverage", "_weighted") >= MIN_COVERAGE) & pl.col("_topical") & near)
+    counts = (pl.col("_coverage") >= COUNTED_COVERAGE) & pl.col("text").str.contains(pl.col("_counted")).fill_null(False)
+    held = (pl.max_horizontal("_coverage", "_weighted") >= MIN_COVERAGE) | counts
+    return covered.filter(held & pl.col("_topical") & near).drop("_counted")
 
 
 def _numbers_held(text: str, numbers: str) -> pl.Expr:
