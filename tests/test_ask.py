@@ -1829,6 +1829,23 @@ def test_a_number_counting_what_is_asked_needs_fewer_of_the_question_words(tmp_p
     assert got["quote"][0] == "Like most System V compatible Unices, Linux has 7 runlevels:"
 
 
+def test_a_year_after_in_or_since_answers_when(tmp_path, root):
+    """ "In 2014, Debian changed its default init system" answers when the switch was made: a year
+    after "in", "since", "until" ... is a date, where a sentence with a full date ("2017-11-04") about
+    something else was chosen. A year-like part of a version ("in 2016.1") is no date."""
+    from qspace_frames.ask.dictionary import answer_pattern
+
+    faq = (
+        "# Init systems\n\nDebian supports booting using traditional System V init, via the sysvinit-core package.\n\n"
+        "In 2014, Debian changed its default init system from System V init to systemd.\n\n"
+        "The committee decided on 2017-11-04 on the automatic init system switch on upgrades.\n"
+    )
+    got = _asked(tmp_path, root, "init.md", faq, ["When did Debian switch its default init away from System V?"])
+    assert got["quote"].to_list() == ["In 2014, Debian changed its default init system from System V init to systemd."], got
+    dates = pl.Series(["Since 1998 the archive grew.", "It was split in 2016.1 into two.", "It ran until 2020."])
+    assert dates.str.contains(answer_pattern("date")).to_list() == [True, False, True]
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""
