@@ -445,6 +445,20 @@ def test_a_numbered_line_carrying_on_the_prose_above_it_is_no_heading():
     assert titles == ["1. Conveying", "3.11 Residuals"], titles
 
 
+def test_a_numbered_question_is_a_title():
+    """An FAQ's sections are titled by their questions ("11.6. And how about Debian and traditional
+    System V init?", a no-break space after the number as the Debian FAQ writes it): a numbered title
+    may end on a question mark, as it may not on a stop. Its entry in the contents is no heading."""
+    text = (
+        "The Debian FAQ\n\n    11.5. How does a Debian system boot?\n    11.6. And how about System V init?\n\n"
+        "11.5.\u00a0How does a Debian system boot?\n\n    Like most distributions, Debian uses systemd as its init.\n\n"
+        "11.6.\u00a0And how about System V init?\n\n    Debian supports booting using System V init too.\n\n"
+        "1. Install the package.\n"
+    )
+    titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+    assert titles == ["The Debian FAQ", "11.5.\u00a0How does a Debian system boot?", "11.6.\u00a0And how about System V init?"], titles
+
+
 def test_a_double_rule_underlines_a_title_whatever_follows_it():
     """A README's title over a line of "=" may have its text right under it ("GNU Wget" /
     "========" / "  Current Web home: ..."): it is a title still, the rule set aside. A rule of

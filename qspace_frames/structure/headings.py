@@ -65,14 +65,15 @@ is_underline = (is_rule & _title_above & (_next(stripped == "").fill_null(True) 
 # contents lines: a title followed by a page number ("Related documents 5", "Purpose ..... 3")
 is_contents_line = stripped.str.contains(r"(?:\.{3,}|\s)\s*\d{1,4}$")
 
-# '3.2 Approvals', '4. TERMINATION', '3.4. /bin : Essential binaries': a short numbered title
+# '3.2 Approvals', '4. TERMINATION', '3.4. /bin : Essential binaries': a short numbered title, or
+# an FAQ's question ('11.6. And how about Debian and traditional System V init?'), not a sentence
 # (a three-digit number with no dot is a street number: "525 South Virgil Avenue")
 _NUMBER = r"^(?:\d{1,2}(?:\.\d{1,3}){0,4}\.?|\d{3}(?:\.\d{1,3}){0,4}\.)\s+"
 _title_after_number = stripped.str.replace(_NUMBER, "")
 numbered_level = (
     pl.when(
         stripped.str.contains(_NUMBER + r"[A-Z/(<\"'“‘]")  # a title starts with a capital: "4.7.1 disclose ..." is a clause
-        & ~_title_after_number.str.contains(r"[.!?;:,]$|[.!?]\s+[A-Z]|;")
+        & ~_title_after_number.str.contains(r"[.!;:,]$|[.!?]\s+[A-Z]|;")
     )
     .then(stripped.str.extract(r"^(\d{1,3}(?:\.\d{1,3}){0,4})", 1).str.count_matches(r"\.") + 1)
     .cast(pl.Int64)
