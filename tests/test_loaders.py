@@ -682,6 +682,29 @@ def test_html_conventions(tmp_path):
     ]
 
 
+def test_an_html_list_item_is_marked_as_one_whatever_block_holds_its_text(tmp_path):
+    """Sphinx writes each item's text in a <p> (`<li><p>Other NMUs: 10 days</p></li>`): the item's
+    first block is marked as an item, its next paragraphs carry on without a marker, and an item
+    that opens with code is not marked on the code."""
+    path = tmp_path / "x.html"
+    path.write_text(
+        "<html><body><p>Here are some recommended values to use for delays:</p><ul class='simple'>"
+        "<li><p>Upload fixing only release-critical bugs: 2 days</p></li>"
+        "<li><p>Other NMUs: 10 days</p><p>Those are examples.</p></li>"
+        "<li><pre>dcut cancel</pre><p>cancels it</p></li></ul><p>After the list.</p></body></html>",
+        encoding="utf-8",
+    )
+    assert load(path).pages[0][1].split("\n\n") == [
+        "Here are some recommended values to use for delays:",
+        "- Upload fixing only release-critical bugs: 2 days",
+        "- Other NMUs: 10 days",
+        "Those are examples.",
+        "dcut cancel",
+        "- cancels it",
+        "After the list.",
+    ]
+
+
 def test_html_title_is_not_repeated_when_there_is_an_h1(tmp_path):
     path = tmp_path / "x.htm"
     path.write_text("<title>T</title><h1>Real heading</h1>text", encoding="utf-8")

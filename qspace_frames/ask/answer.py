@@ -1734,17 +1734,23 @@ def _not_a_party_listing(question: str) -> pl.Expr:
     return preamble_ok & address_ok
 
 
-def _past_json_path(chosen: pl.DataFrame) -> pl.DataFrame:
-    """The chosen quotes (CHOSEN) of a JSON document's single line without its key path, the
-    citation moved past it (exact still); a quote of several lines (a record) stays whole. A leaf
-    line ("key.path = value", corpus.loaders.records) is cited from its value: "[11].text = Bank
-    detail changes ..." quotes "Bank detail changes ..."; the path says where the value sits in the
-    file, not what the document says."""
+# a list item's marker ("- ", "* ", "3. ") says where the item sits in its list, not what it says
+LIST_MARKER = r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+\S"
+
+
+def _past_label(chosen: pl.DataFrame) -> pl.DataFrame:
+    """The chosen quotes (CHOSEN) without a list item's marker (LIST_MARKER) or, of a JSON
+    document's single line, its key path, the citation moved past it (exact still); a quote of
+    several lines (a record) keeps its path. A leaf line ("key.path = value",
+    corpus.loaders.records) is cited from its value: "[11].text = Bank detail changes ..." quotes
+    "Bank detail changes ..."; the path says where the value sits in the file, not what the
+    document says."""
     one_line = pl.col("document").str.contains(JSON_FILE) & ~pl.col("_quote").str.contains("\n")
     path = pl.when(one_line).then(pl.col("_quote").str.extract(LEAF_PATH, 1))
+    marker = pl.col("_quote").str.extract(f"({LIST_MARKER})", 1).str.len_chars() - 1  # up to the item's first character
     cut = pl.col("_n")
     return (
-        chosen.with_columns(path.str.len_chars().fill_null(0).alias("_n"))
+        chosen.with_columns(pl.coalesce(path.str.len_chars(), marker, 0).alias("_n"))
         .with_columns(
             pl.when(pl.col("_value") == pl.col("_quote")).then(pl.col("_value").str.slice(cut)).otherwise(pl.col("_value")).alias("_value"),
             pl.col("_quote").str.slice(cut),
@@ -1756,8 +1762,8 @@ def _past_json_path(chosen: pl.DataFrame) -> pl.DataFrame:
 
 def _answers(parsed: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
     """One row per question (ANSWERS columns but the compound ones): its chosen candidate's quote
-    and citation (`_past_json_path`), "no_answer" when none was chosen."""
-    chosen = _past_json_path(chosen)
+    and citation (`_past_label`), "no_answer" when none was chosen."""
+    chosen = _past_label(chosen)
     res = parsed.select(pl.col("id"), "question", "answer_type", KEYWORD_TEXTS.alias("_kw")).join(
         chosen.select(
             pl.col("query_id").alias("id"),

@@ -102,6 +102,7 @@ class _HtmlText(HTMLParser):
         self.open_asides: list[tuple[int, int]] = []  # (stack depth, first block) of open boxes
         self.plain_headings: set[int] = set()  # stack depths of open headings read as plain text
         self.box_titles: set[int] = set()  # stack depths of open box titles (DocBook's <p class="title">)
+        self.fresh_items: set[int] = set()  # stack depths of open <li> none of whose text is written yet
         self.level = 0  # the level of the last heading
         self.resume: dict[int, int] = {}  # block index -> heading level whose section it returns to
         self.code: set[int] = set()  # block indexes of <pre> blocks: code, whose "# ..." lines are comments
@@ -122,7 +123,8 @@ class _HtmlText(HTMLParser):
             text = "#" * self.level + " " + one_line(text)
         elif len(self.stack) - 1 in self.box_titles:  # a box's title heads the box, below the section it sits in
             text = "#" * min(self.level + 1, 6) + " " + one_line(text)
-        elif kind == "li":
+        elif "pre" not in self.stack and (item := self._fresh_item()) is not None:  # an item's first block, its own text or a <p> in it (Sphinx)
+            self.fresh_items.discard(item)
             text = "- " + text
         if "pre" in self.stack:
             self.code.add(len(self.blocks))
@@ -147,6 +149,16 @@ class _HtmlText(HTMLParser):
         return self.tables[-1].cell if self.tables else None
 
     # -- parser callbacks
+    def _fresh_item(self) -> int | None:
+        """The stack depth of the innermost open <li> when none of its text is written yet."""
+        depth = max((i for i, t in enumerate(self.stack) if t == "li"), default=None)
+        return depth if depth in self.fresh_items else None
+
+    def _forget(self, depth: int) -> None:
+        """Forget what was noted of the block closed at this stack depth."""
+        for noted in (self.plain_headings, self.box_titles, self.fresh_items):
+            noted.discard(depth)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
             self.title_buf = []
@@ -200,6 +212,8 @@ class _HtmlText(HTMLParser):
         elif tag in _HTML_BLOCKS:
             self._flush()
             self.stack.append(tag)
+            if tag == "li":
+                self.fresh_items.add(len(self.stack) - 1)
             classes = set((attr.get("class") or "").split())
             if tag in _HTML_HEADINGS and classes & _NOT_SECTION_CLASSES:
                 self.plain_headings.add(len(self.stack) - 1)
@@ -236,10 +250,8 @@ class _HtmlText(HTMLParser):
         if tag in self.stack:
             self._flush()
             while self.stack.pop() != tag:
-                self.plain_headings.discard(len(self.stack))
-                self.box_titles.discard(len(self.stack))
-            self.plain_headings.discard(len(self.stack))
-            self.box_titles.discard(len(self.stack))
+                self._forget(len(self.stack))
+            self._forget(len(self.stack))
             while self.open_notes and self.open_notes[-1][0] > len(self.stack):
                 _, note_id, first = self.open_notes.pop()
                 self.notes[note_id], self.blocks[first:] = self.blocks[first:], []
