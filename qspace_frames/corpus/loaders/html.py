@@ -123,7 +123,7 @@ class _HtmlText(HTMLParser):
             text = "#" * self.level + " " + one_line(text)
         elif len(self.stack) - 1 in self.box_titles:  # a box's title heads the box, below the section it sits in
             text = "#" * min(self.level + 1, 6) + " " + one_line(text)
-        elif "pre" not in self.stack and (item := self._fresh_item()) is not None:  # an item's first block, its own text or a <p> in it (Sphinx)
+        elif "pre" not in self.stack and (item := self._fresh_item()) is not None:  # its text, or a <p> in it (Sphinx)
             self.fresh_items.discard(item)
             text = "- " + text
         if "pre" in self.stack:
