@@ -1851,6 +1851,31 @@ def test_a_year_after_in_or_since_answers_when(tmp_path, root):
     assert dates.str.contains(answer_pattern("date")).to_list() == [True, False, True]
 
 
+def test_a_sentence_is_quoted_on_with_the_one_that_follows_from_it(tmp_path, root):
+    """ "In those cases, the TSC makes a determination." completes the sentence before it, which holds
+    the question's words: the quote runs on into it, verbatim across the line break, offsets exact.
+    A sentence followed by one that does not refer back is quoted alone."""
+    guide = (
+        "# Internal vs. public API\n\nAll functionality in the official documentation is part of the public API.\n\n"
+        "Sometimes, there is disagreement about whether functionality is internal or\npublic. "
+        "In those cases, the TSC makes a determination.\n\n"
+        "# Releases\n\nEach release line has a staging branch. The branch is rebased before each release.\n"
+    )
+    questions = [
+        "If collaborators can't agree whether some functionality is internal or public API, who settles it?",
+        "What does each release line have?",
+    ]
+    wb = _small_corpus(tmp_path, root, {"api.md": guide})
+    got = wb.ask(questions)
+    assert got["quote"].to_list() == [
+        "Sometimes, there is disagreement about whether functionality is internal or\npublic. In those cases, the TSC makes a determination.",
+        "Each release line has a staging branch.",
+    ], got.select("status", "quote")
+    text = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
+    for a in got.iter_rows(named=True):
+        assert text[a["doc_id"]][a["char_start"] : a["char_end"]] == a["quote"]
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

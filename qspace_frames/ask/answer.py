@@ -139,13 +139,29 @@ def _under_table_header(fr: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+# a sentence that says what follows from the one before it ("Otherwise, your upload may be
+# rejected", "In those cases, the TSC makes a determination"): it completes what that one says
+BACK_REFERENCE = (
+    r"^(?:Otherwise|If not|If so|In (?:that|this|such an?|either|which) case|In (?:those|these|such|both|either) cases"
+    r"|Failing (?:that|this)|As a result|Consequently)\b"
+)
+
+
 def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
     """The sentences of fragments with their fragment's context (`_under_table_header`) and
-    document path, in document order."""
+    document path, in document order. A sentence that follows from the one before it in its
+    fragment (BACK_REFERENCE) has both, verbatim, from that one's start (`before_start`,
+    `joined`: that one is quoted on with it, `_with_consequence`)."""
     fr = _under_table_header(fr)
     s = all_sentences(fr, ap).collect()
+    prev = lambda c: pl.col(c).shift(1).over("fragment_id")  # noqa: E731
+    back = pl.col("text").str.contains(BACK_REFERENCE) & prev("text").is_not_null()
+    joined = pl.col("_ftext").str.slice(prev("char_start") - pl.col("_fstart"), pl.col("char_end") - prev("char_start"))
     return (
-        s.join(fr.select("fragment_id", "page", "kind").collect(), on="fragment_id")
+        s.join(
+            fr.select("fragment_id", "page", "kind", pl.col("text").alias("_ftext"), pl.col("char_start").alias("_fstart")).collect(),
+            on="fragment_id",
+        )
         .join(inv, on="doc_id")
         .select(
             "doc_id",
@@ -157,8 +173,15 @@ def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
             pl.col("sent_start").alias("char_start"),
             pl.col("sent_end").alias("char_end"),
             pl.col("sentence").alias("text"),
+            "_ftext",
+            "_fstart",
         )
         .sort("doc_id", "char_start")
+        .with_columns(
+            pl.when(back).then(prev("char_start")).alias("before_start"),
+            pl.when(back).then(joined).alias("joined"),
+        )
+        .drop("_ftext", "_fstart")
     )
 
 
@@ -1522,7 +1545,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     rest = parsed.join(best.select(pl.col("query_id").alias("id")), on="id", how="anti").filter(~SHOWN)
     if rest.height:
         best = pl.concat([best, _standing_out(rest, ranked, dictionary, context).select(CHOSEN)])
-    return _answers(parsed, _past_labels(best, parsed, units))
+    return _answers(parsed, _with_consequence(_past_labels(best, parsed, units), units))
 
 
 LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")
@@ -1562,6 +1585,31 @@ def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame, 
     )
     nxt = _quoted_whole(after).select(CHOSEN)
     return pl.concat([best.join(nxt, on="query_id", how="anti"), nxt]).sort("query_id")
+
+
+def _with_consequence(best: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """The chosen answers (CHOSEN), a sentence quoted whole quoted on with the sentence after it
+    when that one follows from it (BACK_REFERENCE, `joined`): "Please note that you should transfer
+    the changes file last. Otherwise, your upload may be rejected ..." answers what happens if it is
+    not; "In those cases, the TSC makes a determination." says who settles the disagreement of the
+    sentence before."""
+    follows = units.filter(pl.col("joined").is_not_null()).select(
+        "fragment_id",
+        "before_start",
+        (pl.col("before_start") + _indent("joined")).alias("_js"),
+        pl.col("joined").str.strip_chars().alias("_joined"),
+    )
+    if follows.is_empty() or best.is_empty():
+        return best
+    whole = pl.col("_value") == pl.col("_quote")
+    on = best.join(follows, on="fragment_id", how="left", maintain_order="left").filter(
+        (pl.col("_js") == pl.col("_qs")) & pl.col("_joined").str.starts_with(pl.col("_quote"))
+    )
+    extended = on.with_columns(
+        pl.when(whole).then(pl.col("_joined")).otherwise(pl.col("_value")).alias("_value"),
+        pl.col("_joined").alias("_quote"),
+    ).with_columns(QUOTE_END)
+    return pl.concat([best.join(extended.select("query_id"), on="query_id", how="anti"), extended.select(CHOSEN)]).sort("query_id")
 
 
 # A first candidate that holds most of the question's words and scores well above the second is the
