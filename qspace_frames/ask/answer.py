@@ -154,14 +154,12 @@ def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
     `joined`: that one is quoted on with it, `_with_consequence`)."""
     fr = _under_table_header(fr)
     s = all_sentences(fr, ap).collect()
-    prev = lambda c: pl.col(c).shift(1).over("fragment_id")  # noqa: E731
-    back = pl.col("text").str.contains(BACK_REFERENCE) & prev("text").is_not_null()
-    joined = pl.col("_ftext").str.slice(prev("char_start") - pl.col("_fstart"), pl.col("char_end") - prev("char_start"))
-    return (
-        s.join(
-            fr.select("fragment_id", "page", "kind", pl.col("text").alias("_ftext"), pl.col("char_start").alias("_fstart")).collect(),
-            on="fragment_id",
-        )
+    # the sentence before in document order, when it is of the same fragment (a window over the
+    # fragments cost a third more of the units' time on CUAD)
+    prev = pl.when(pl.col("fragment_id") == pl.col("fragment_id").shift(1)).then(pl.col("char_start").shift(1))
+    back = pl.col("text").str.contains(BACK_REFERENCE) & prev.is_not_null()
+    units = (
+        s.join(fr.select("fragment_id", "page", "kind").collect(), on="fragment_id")
         .join(inv, on="doc_id")
         .select(
             "doc_id",
@@ -173,16 +171,18 @@ def _sentence_units(fr: pl.LazyFrame, inv: pl.DataFrame, ap) -> pl.DataFrame:
             pl.col("sent_start").alias("char_start"),
             pl.col("sent_end").alias("char_end"),
             pl.col("sentence").alias("text"),
-            "_ftext",
-            "_fstart",
         )
         .sort("doc_id", "char_start")
-        .with_columns(
-            pl.when(back).then(prev("char_start")).alias("before_start"),
-            pl.when(back).then(joined).alias("joined"),
-        )
-        .drop("_ftext", "_fstart")
+        .with_columns(pl.when(back).then(prev).alias("before_start"))
     )
+    # the two sentences' text, read from their fragment's for the few that follow from another
+    backs = units.filter(pl.col("before_start").is_not_null()).select("fragment_id", "char_start", "char_end", "before_start")
+    texts = fr.select("fragment_id", pl.col("text").alias("_ft"), pl.col("char_start").alias("_fs")).join(
+        backs.lazy().select("fragment_id").unique(), on="fragment_id", how="semi"
+    )
+    joined = pl.col("_ft").str.slice(pl.col("before_start") - pl.col("_fs"), pl.col("char_end") - pl.col("before_start"))
+    joined = backs.join(texts.collect(), on="fragment_id").select("fragment_id", "char_start", joined.alias("joined"))
+    return units.join(joined, on=["fragment_id", "char_start"], how="left", maintain_order="left")
 
 
 UNIT_COLUMNS = ["fragment_id", "doc_id", "heading_path", "page", "kind", "char_start", "char_end", "text"]
