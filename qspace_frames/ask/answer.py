@@ -1588,14 +1588,12 @@ def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame, 
 
 
 def _with_consequence(best: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
-    """The chosen answers (CHOSEN), a sentence quoted whole quoted on with the sentence after it
-    when that one follows from it (BACK_REFERENCE, `joined`): "Please note that you should transfer
-    the changes file last. Otherwise, your upload may be rejected ..." answers what happens if it is
-    not; "In those cases, the TSC makes a determination." says who settles the disagreement of the
-    sentence before."""
+    """The chosen answers (CHOSEN); one quoting a whole sentence runs on into the next when that one
+    follows from it (BACK_REFERENCE, `joined`): "Please note that you should transfer the changes
+    file last. Otherwise, your upload may be rejected ..." tells what happens if it is not; "In those
+    cases, the TSC makes a determination." says who settles the disagreement of the sentence before."""
     follows = units.filter(pl.col("joined").is_not_null()).select(
         "fragment_id",
-        "before_start",
         (pl.col("before_start") + _indent("joined")).alias("_js"),
         pl.col("joined").str.strip_chars().alias("_joined"),
     )
