@@ -1868,7 +1868,8 @@ def test_a_sentence_is_quoted_on_with_the_one_that_follows_from_it(tmp_path, roo
     wb = _small_corpus(tmp_path, root, {"api.md": guide})
     got = wb.ask(questions)
     assert got["quote"].to_list() == [
-        "Sometimes, there is disagreement about whether functionality is internal or\npublic. In those cases, the TSC makes a determination.",
+        "Sometimes, there is disagreement about whether functionality is internal or\npublic. "
+        "In those cases, the TSC makes a determination.",
         "Each release line has a staging branch.",
     ], got.select("status", "quote")
     text = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
