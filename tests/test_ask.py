@@ -1877,6 +1877,25 @@ def test_a_sentence_is_quoted_on_with_the_one_that_follows_from_it(tmp_path, roo
         assert text[a["doc_id"]][a["char_start"] : a["char_end"]] == a["quote"]
 
 
+def test_a_how_to_question_is_answered_by_what_its_lead_in_introduces(tmp_path, root):
+    """A question asking which command to run or how to do something is answered by the code a sentence
+    ending on a colon introduces, not by that sentence; a question asking for a value the lead-in itself
+    states keeps the lead-in."""
+    guide = (
+        "# First steps\n\nYou can create an initial non-native Debian package from the upstream tarball "
+        "by issuing the dh_make command as follows:\n\n```\n$ dh_make -f ../gentoo-0.9.12.tar.gz\n```\n\n"
+        "# Caching\n\napprox runs by default on port 9999 and requires users to point their sources.list at it:\n\n"
+        "```\ndeb http://localhost:9999/debian bookworm main\n```\n"
+    )
+    questions = [
+        "What command creates the initial non-native Debian package from the upstream tarball?",
+        "Which port does approx run on by default?",
+    ]
+    got = _asked(tmp_path, root, "guide.md", guide, questions)
+    assert "$ dh_make -f ../gentoo-0.9.12.tar.gz" in got["quote"][0], got.select("status", "quote")
+    assert got["quote"][1].startswith("approx runs by default on port 9999"), got.select("status", "quote")
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

@@ -1561,6 +1561,12 @@ def _short(col: str) -> pl.Expr:
 # ... or a lead-in cut before what it introduces ("You may obtain a copy of the License at" / the
 # address on its own line)
 LEAD_IN = r"(?i)\b(?:at|to|from|via)\s*$"
+# ... and, for a question asking how to do something or which command to run, a sentence
+# introducing what follows with a colon ("... by issuing the dh_make command as follows:")
+HOW_TO = (
+    r"(?i)\b(?:what|which) commands?\b|\bhow (?:do|can|should|would) (?:i|we|you|one)\b"
+    r"|\bwhat (?:do|should) (?:i|we) (?:run|type|execute)\b"
+)
 LABEL = _short("_quote") | pl.col("_quote").str.contains(r"\?\W*$") | pl.col("_quote").str.contains(LEAD_IN)
 # ... and an item of a list that only titles its step ("**Lock down the CI:**": a few words and a colon)
 STEP_TITLE = _short("_quote") & pl.col("_quote").str.contains(r":\W*$")
@@ -1570,9 +1576,13 @@ def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame, 
     """The chosen answers (CHOSEN), each LABEL chosen for a question of free text replaced by the
     sentence after it in its document, which the label introduces: "What does the rw-build-tree
     restriction mean?" is answered by "The test(s) needs write access to the built source tree",
-    not by its label "- **rw-build-tree**" that holds the question's words."""
-    free = parsed.filter(pl.col("answer_type") == "text").select(pl.col("id").alias("query_id"))
-    labels = best.join(free, on="query_id", how="semi").filter(label)
+    not by its label "- **rw-build-tree**" that holds the question's words. So is a sentence ending
+    on a colon chosen for a question asking how to do something (HOW_TO): "What command creates the
+    initial package?" is answered by the command, not by "... issuing the dh_make command as
+    follows:" (a question asking which port keeps "approx runs by default on port 9999 and ...:")."""
+    free = parsed.filter(pl.col("answer_type") == "text").select(pl.col("id").alias("query_id"), pl.col("question").alias("_q"))
+    how = pl.col("_q").str.contains(HOW_TO) & pl.col("_quote").str.contains(r":\s*$")
+    labels = best.join(free, on="query_id").filter(label | how).drop("_q")
     if labels.is_empty():
         return best
     after = (
