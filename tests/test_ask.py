@@ -1896,6 +1896,21 @@ def test_a_how_to_question_is_answered_by_what_its_lead_in_introduces(tmp_path, 
     assert got["quote"][1].startswith("approx runs by default on port 9999"), got.select("status", "quote")
 
 
+def test_what_an_abbreviation_stands_for_is_where_it_is_written_out(tmp_path, root):
+    """ "What does FTBFS stand for?" is answered by the sentence writing it out beside it, after or
+    before it, in capitalised words, not by one that only names it."""
+    guide = (
+        "# Building\n\nFTBFS bugs are reported by the autobuilders. The DM status is given by the keyring maintainers.\n\n"
+        "Building in a chroot environment verifies the build dependencies and avoids FTBFS "
+        "(Fails To Build From Source) bugs.\n\nA Debian Maintainer (DM) may upload the packages they maintain.\n"
+    )
+    got = _asked(tmp_path, root, "building.md", guide, ["What does FTBFS stand for?", "What does DM stand for?"])
+    assert got["quote"].to_list() == [
+        "Building in a chroot environment verifies the build dependencies and avoids FTBFS (Fails To Build From Source) bugs.",
+        "A Debian Maintainer (DM) may upload the packages they maintain.",
+    ], got.select("status", "quote")
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

@@ -1387,6 +1387,9 @@ DEFINITIONS = (
     r"(?:(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to)\s|:\s+[^\d\s$€£])"
     r"|(?i)\b(?:is|are) called (?:the |a |an )?{t}\b",
     r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?\s+(?:is|are)\s",
+    # ... or an abbreviation written out beside it in capitalised words ("FTBFS (Fails To Build From
+    # Source)", "Debian Developer (DD)")
+    r"(?:^|[^\w-]){t}\s*\((?:[A-Z][\w'-]*[\s/-]+){{1,7}}[A-Z][\w'-]*\)|(?:[A-Z][\w'-]*[\s/-]+){{1,7}}[A-Z][\w'-]*\s*\({t}\)",
     # ... then a table row whose first cell is the term and the next what it means ("| high | Items
     # that don't have a reasonable default.", "Row 3: Priority = high; Description = Items ..."), the
     # term's cell possibly after up to three others ("Row 12: metric_id = MET-012; metric_name = Days
