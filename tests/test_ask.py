@@ -1853,17 +1853,20 @@ def test_a_year_after_in_or_since_answers_when(tmp_path, root):
 
 def test_a_sentence_is_quoted_on_with_the_one_that_follows_from_it(tmp_path, root):
     """ "In those cases, the TSC makes a determination." completes the sentence before it, which holds
-    the question's words: the quote runs on into it, verbatim across the line break, offsets exact.
-    A sentence followed by one that does not refer back is quoted alone."""
+    the question's words: the quote runs on into it, verbatim across the line break, offsets exact; so
+    does "If they do not match, ...". A sentence followed by one that does not refer back is quoted alone."""
     guide = (
         "# Internal vs. public API\n\nAll functionality in the official documentation is part of the public API.\n\n"
         "Sometimes, there is disagreement about whether functionality is internal or\npublic. "
         "In those cases, the TSC makes a determination.\n\n"
-        "# Releases\n\nEach release line has a staging branch. The branch is rebased before each release.\n"
+        "# Releases\n\nEach release line has a staging branch. The branch is rebased before each release.\n\n"
+        "# Uploading\n\ndupload checks that the file checksums match those listed in the .changes file. "
+        "If they do not match, it will warn you to rebuild it.\n"
     )
     questions = [
         "If collaborators can't agree whether some functionality is internal or public API, who settles it?",
         "What does each release line have?",
+        "What happens if dupload finds the checksums don't match the ones in the .changes file?",
     ]
     wb = _small_corpus(tmp_path, root, {"api.md": guide})
     got = wb.ask(questions)
@@ -1871,6 +1874,8 @@ def test_a_sentence_is_quoted_on_with_the_one_that_follows_from_it(tmp_path, roo
         "Sometimes, there is disagreement about whether functionality is internal or\npublic. "
         "In those cases, the TSC makes a determination.",
         "Each release line has a staging branch.",
+        "dupload checks that the file checksums match those listed in the .changes file. "
+        "If they do not match, it will warn you to rebuild it.",
     ], got.select("status", "quote")
     text = dict(document_text(wb.scan("corpus", "pages")).collect().rows())
     for a in got.iter_rows(named=True):

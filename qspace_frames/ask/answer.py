@@ -140,10 +140,11 @@ def _under_table_header(fr: pl.LazyFrame) -> pl.LazyFrame:
 
 
 # a sentence that says what follows from the one before it ("Otherwise, your upload may be
-# rejected", "In those cases, the TSC makes a determination"): it completes what that one says
+# rejected", "In those cases, the TSC makes a determination", "If they do not match, it will warn
+# you"): it completes what that one says
 BACK_REFERENCE = (
-    r"^(?:Otherwise|If not|If so|In (?:that|this|such an?|either|which) case|In (?:those|these|such|both|either) cases"
-    r"|Failing (?:that|this)|As a result|Consequently)\b"
+    r"^(?:Otherwise|If (?:not|so|it|they|this|that|these|those)|In (?:that|this|such an?|either|which) case"
+    r"|In (?:those|these|such|both|either) cases|Failing (?:that|this)|As a result|Consequently)\b"
 )
 
 
