@@ -1801,35 +1801,38 @@ def test_a_who_question_is_answered_by_a_role_written_in_lower_case(tmp_path, ro
     ], got.select("status", "quote")
 
 
-def test_a_count_is_confirmed_by_a_number_of_what_it_counts(tmp_path, root):
-    """A question "how many source packages" is answered by the sentence counting source packages, not by one
-    holding another number ("3.0") beside the question's words; a count of people no sentence gives
-    ("Started 5 minutes late") is declined. A hedge ("roughly") is no keyword the answer must hold."""
-    guide = (
+# a count question's documents: (text, questions (the second has no answer), what the first's quote holds)
+COUNTS = {
+    "packages.md": (
         "# Source packages\n\nWhen using source format 3.0 (quilt), permissions of source package files are preserved.\n\n"
         "The archive consists of a lot of packages (currently around 30000 source packages) and a few additional files.\n\n"
-        "# Meetings\n\nThe last steering committee meeting started 5 minutes late.\n"
-    )
-    questions = ["Roughly how many source packages are in the archive?", "How many people are on the steering committee?"]
-    got = _asked(tmp_path, root, "packages.md", guide, questions)
-    assert got["status"].to_list() == ["answered", "no_answer"], got.select("status", "quote")
-    assert "currently around 30000 source packages" in got["quote"][0]
-
-
-def test_a_number_counting_what_is_asked_needs_fewer_of_the_question_words(tmp_path, root):
-    """ "How many runlevels ... in the System V style boot scheme?" is answered by the sentence whose number
-    counts runlevels, though it holds two of the question's five words, not by the sentence holding all five
-    and no count; a count of something else does not answer."""
-    faq = (
+        "# Meetings\n\nThe last steering committee meeting started 5 minutes late.\n",
+        ["Roughly how many source packages are in the archive?", "How many people are on the steering committee?"],
+        "currently around 30000 source packages",
+    ),
+    "init.md": (
         "# Runlevels and init\n\nTo control the order in which services are started at boot, traditional "
         "System-V style Unix systems use a scheme of runlevels.\n\nLike most System V compatible Unices, Linux has 7 runlevels:\n\n"
         "* 0 (halt the system),\n* 1 (single-user mode),\n* 6 (reboot the system).\n\n"
-        "# Installing\n\nYou can install Debian by booting from 2 different media.\n"
-    )
-    questions = ["How many runlevels are there in the System V style boot scheme?", "How many boot loaders does the scheme offer?"]
-    got = _asked(tmp_path, root, "init.md", faq, questions)
+        "# Installing\n\nYou can install Debian by booting from 2 different media.\n",
+        ["How many runlevels are there in the System V style boot scheme?", "How many boot loaders does the scheme offer?"],
+        "Like most System V compatible Unices, Linux has 7 runlevels:",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_a_count_is_confirmed_by_a_number_of_what_it_counts(tmp_path, root, name):
+    """A question "how many source packages" is answered by the sentence counting source packages, not by one
+    holding another number ("3.0") beside the question's words; a count no sentence gives ("Started 5 minutes
+    late", "2 different media") is declined. A hedge ("roughly") is no keyword the answer must hold. Such a
+    sentence needs fewer of the question's words: "Linux has 7 runlevels:" holds two of the five of "How many
+    runlevels ... in the System V style boot scheme?", and answers it, not the sentence holding all five and
+    no count."""
+    doc, questions, counted = COUNTS[name]
+    got = _asked(tmp_path, root, name, doc, questions)
     assert got["status"].to_list() == ["answered", "no_answer"], got.select("status", "quote")
-    assert got["quote"][0] == "Like most System V compatible Unices, Linux has 7 runlevels:"
+    assert counted in got["quote"][0]
 
 
 def test_a_year_after_in_or_since_answers_when(tmp_path, root):

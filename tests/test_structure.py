@@ -84,6 +84,11 @@ def _heading_rows(fr: pl.DataFrame) -> list[tuple[int, str]]:
     return [(r["level"], r["text"].split("\n")[0]) for r in fr.filter(pl.col("kind") == "section").iter_rows(named=True)]
 
 
+def _titles(text: str) -> list[str]:
+    """The headings of one plain-text page, in order."""
+    return [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+
+
 # ---- the targets, on the real manuals -------------------------------------------------------------
 
 
@@ -352,7 +357,7 @@ def test_capitals_carrying_on_a_wrapped_line_or_shouting_a_paragraph_are_no_head
         "AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER\n"
         "LIABILITY.\n"
     )
-    titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+    titles = _titles(text)
     assert titles == ["linux (6.1.187-1) bookworm-security; urgency=high", "CO-BRANDING AND SERVICES AGREEMENT", "WARRANTY"], titles
 
 
@@ -441,7 +446,7 @@ def test_a_numbered_line_carrying_on_the_prose_above_it_is_no_heading():
         "3.11 Residuals\n"
         "Notwithstanding the confidentiality obligations, either party may use residuals.\n"
     )
-    titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+    titles = _titles(text)
     assert titles == ["1. Conveying", "3.11 Residuals"], titles
 
 
@@ -455,7 +460,7 @@ def test_a_numbered_question_is_a_title():
         "11.6.\u00a0And how about System V init?\n\n    Debian supports booting using System V init too.\n\n"
         "1. Install the package.\n"
     )
-    titles = [t for _, t in _heading_rows(_fragments(_pages("d", [text])))]
+    titles = _titles(text)
     assert titles == ["The Debian FAQ", "11.5.\u00a0How does a Debian system boot?", "11.6.\u00a0And how about System V init?"], titles
 
 
