@@ -34,6 +34,8 @@ def corpus_folder(name: str) -> Path:
     """The folder a question set's `corpus` names."""
     if name == "sample_corpus":
         return ROOT / "sample_corpus"
+    if name.startswith("unseen/"):  # a folder scripts/unseen_corpora.py fetches
+        return reports_root(ROOT) / name
     if name == "qa-policyqa-dev":  # a gold set: its policies become a corpus folder
         out = reports_root(ROOT) / "policyqa-dev"
         policyqa_to_gold(CORPORA / name / "dev.json", out)

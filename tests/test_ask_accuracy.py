@@ -214,6 +214,21 @@ def test_the_independent_check_is_verbatim_and_apart_from_the_development_set(ro
             assert re.sub(r"\s+", " ", a).strip() in text, (r["id"], a)
 
 
+@pytest.mark.parametrize("name", ["nu4", "nu5", "nu6", "nu7"])
+def test_each_unseen_set_reads_and_names_a_folder_the_fetch_script_makes(root, name):
+    """tests/data/ask_unseen/: each set is a valid question set of 45 answerable and 5 unanswerable
+    questions over the one folder `scripts/unseen_corpora.py` fetches for it, with a held-out part."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("unseen_corpora", root / "scripts" / "unseen_corpora.py")
+    fetcher = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fetcher)
+    qs = read_question_set(root / "tests" / "data" / "ask_unseen" / f"{name}.jsonl")
+    assert qs.height == 50 and (qs["answers"].list.len() == 0).sum() == 5
+    assert set(qs["corpus"]) == {f"unseen/{name}"} and name in fetcher.SETS
+    assert "holdout" in set(qs["split"])
+
+
 def test_only_the_questions_a_corpus_can_be_asked_are_asked_of_it():
     """A question set written over PolicyQA's policies converted one file each, run on the folder
     as it is (dev.json): notebook 08 stopped on a ScopeError. The questions whose scope names no
