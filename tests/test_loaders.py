@@ -649,10 +649,15 @@ def test_unknown_extension(tmp_path):
 # --------------------------------------------------------------------------- synthetic: conventions
 
 
-def test_html_conventions(tmp_path):
+def _html_blocks(tmp_path, html: str) -> list[str]:
+    """The blocks (paragraphs) of an HTML file's text as the loader writes it."""
     path = tmp_path / "x.html"
-    path.write_text(
-        """<html><head><title>The  Title</title><style>p {color: red}</style>
+    path.write_text(html, encoding="utf-8")
+    return load(path).pages[0][1].split("\n\n")
+
+
+def test_html_conventions(tmp_path):
+    html = """<html><head><title>The  Title</title><style>p {color: red}</style>
         <script>var x = "<p>no</p>";</script></head>
         <body><noscript>enable js</noscript>
         <h2>Leave &amp; travel</h2><p>Approve   within
@@ -664,10 +669,8 @@ def test_html_conventions(tmp_path):
         <tr><td>Manager</td><td>$5,000</td></tr><tr><td></td><td></td></tr>
         <tr><td>Director</td><td colspan="1"><p>$20,000</p></td></tr></table>
         <table><tr><td>a</td><td>b</td></tr></table>
-        </body></html>""",
-        encoding="utf-8",
-    )
-    assert load(path).pages[0][1].split("\n\n") == [
+        </body></html>"""
+    assert _html_blocks(tmp_path, html) == [
         "# The Title",
         "## Leave & travel",
         "Approve within 5 days.",
@@ -686,15 +689,13 @@ def test_an_html_list_item_is_marked_as_one_whatever_block_holds_its_text(tmp_pa
     """Sphinx writes each item's text in a <p> (`<li><p>Other NMUs: 10 days</p></li>`): the item's
     first block is marked as an item, its next paragraphs carry on without a marker, and an item
     that opens with code is not marked on the code."""
-    path = tmp_path / "x.html"
-    path.write_text(
+    html = (
         "<html><body><p>Here are some recommended values to use for delays:</p><ul class='simple'>"
         "<li><p>Upload fixing only release-critical bugs: 2 days</p></li>"
         "<li><p>Other NMUs: 10 days</p><p>Those are examples.</p></li>"
-        "<li><pre>dcut cancel</pre><p>cancels it</p></li></ul><p>After the list.</p></body></html>",
-        encoding="utf-8",
+        "<li><pre>dcut cancel</pre><p>cancels it</p></li></ul><p>After the list.</p></body></html>"
     )
-    assert load(path).pages[0][1].split("\n\n") == [
+    assert _html_blocks(tmp_path, html) == [
         "Here are some recommended values to use for delays:",
         "- Upload fixing only release-critical bugs: 2 days",
         "- Other NMUs: 10 days",

@@ -1309,11 +1309,10 @@ def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, conte
     holding "opt out" alone (development 108 -> 110 of 164, nothing else changed; the weighted share
     for ordering the confirmed candidates too lost five)."""
     covered = _covered(parsed, ranked.filter(pl.col("_rank") < 2 * depth), context)
-    covered = covered.join(_counting(parsed), on="query_id", how="left", maintain_order="left")
+    covered = covered.with_columns(_counts_it(covered, parsed).fill_null(False).alias("_counts"))
     near = (pl.col("_rank") < depth) | (pl.col("_coverage") >= WHOLE_COVERAGE)
-    counts = (pl.col("_coverage") >= COUNTED_COVERAGE) & pl.col("text").str.contains(pl.col("_counted")).fill_null(False)
-    held = (pl.max_horizontal("_coverage", "_weighted") >= MIN_COVERAGE) | counts
-    return covered.filter(held & pl.col("_topical") & near).drop("_counted")
+    held = (pl.max_horizontal("_coverage", "_weighted") >= MIN_COVERAGE) | (pl.col("_counts") & (pl.col("_coverage") >= COUNTED_COVERAGE))
+    return covered.filter(held & pl.col("_topical") & near).drop("_counts")
 
 
 def _numbers_held(text: str, numbers: str) -> pl.Expr:
@@ -1675,6 +1674,13 @@ def _counting(parsed: pl.DataFrame) -> pl.DataFrame:
     return parsed.select(pl.col("id").alias("query_id"), pl.when(pl.col("answer_type") == "count").then(counted).alias("_counted"))
 
 
+def _counts_it(cands: pl.DataFrame, parsed: pl.DataFrame) -> pl.Series:
+    """Per candidate (query_id, text): whether its text shows a number counting what its question
+    counts (`_counting`); null when the question names nothing it counts."""
+    counted = cands.select("query_id", "text").join(_counting(parsed), on="query_id", how="left", maintain_order="left")
+    return counted.select(pl.col("text").str.contains(pl.col("_counted"))).to_series()
+
+
 def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, context: pl.DataFrame | None = None) -> pl.DataFrame:
     """The first candidate of each question of `parsed` when it stands out (GAP_WEIGHT, STANDOUT)
     and, for a question asking for a number (VALUE_TYPES), shows one of its type, quoted whole. A
@@ -1693,9 +1699,8 @@ def _standing_out(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictio
     top = _covered(parsed, top.join(second, on="query_id", how="left"), context)
     gap = (pl.col("score") / pl.col("_second").fill_null(pl.col("score") / 2)).log()
     stands = top.filter((pl.col("_coverage") + GAP_WEIGHT * gap >= STANDOUT) & pl.col("_topical"))
-    # ... and a count naming what it counts shows a number counting it (`_counting`)
-    counted = stands.join(_counting(parsed), on="query_id", how="left", maintain_order="left")["_counted"]
-    stands = stands.filter(counted.is_null() | stands["text"].str.contains(counted))
+    # ... and a count naming what it counts shows a number counting it
+    stands = stands.filter(_counts_it(stands, parsed).fill_null(True))
     return _quoted_whole(_showing_value(stands, dictionary, standing=True))
 
 
