@@ -1042,6 +1042,43 @@ def test_how_often_is_answered_by_the_sentence_stating_a_frequency(tmp_path, roo
     assert got["answer"].to_list() == ["once per release", "every Sunday"]
 
 
+def test_a_file_a_mailing_list_and_a_site_are_asked_for_by_the_sentence_that_asks(tmp_path, root):
+    """ "Which file ..." and "where ... end up" ask for a path, "which mailing list" for an address,
+    a "public site" for a web address: the sentence showing one answers, not the one ranked above it
+    that holds more of the question's words. A question's first sentence tells what happened, not
+    what is asked for: "I clicked a link in a phishing email." does not make its question ask for a link."""
+    doc = (
+        "# Packages\n\nDownloaded package files take disk space, and the machine's package cache of downloaded "
+        "files grows with every upgrade of the machine.\n\n"
+        "APT keeps a copy of each downloaded file in the directory /var/cache/apt/archives/.\n\n"
+        "Newcomers who have packaging questions should use the mentors list, a mailing list where newcomers get "
+        "answers to packaging questions from the mentors.\n\n"
+        "The mentors list is at mentors@lists.example.org for everyone.\n\n"
+        "People who are not members can upload their packages for review to a public archive: http://mentors.example.net/ "
+        "is open to all.\n\n"
+        "Report a phishing email to security@example.org.\n"
+    )
+    got = _asked(
+        tmp_path,
+        root,
+        "packages.md",
+        doc,
+        [
+            "Where do the downloaded package files end up on disk?",
+            "Which mailing list should newcomers use for packaging questions?",
+            "Is there a public site where people who are not members can upload their packages?",
+            "I clicked a link in a phishing email. Which addresses do I need to email to report it?",
+        ],
+    )
+    assert got["answer_type"].to_list() == ["path", "email", "url", "email"]
+    assert got["quote"].to_list() == [
+        "APT keeps a copy of each downloaded file in the directory /var/cache/apt/archives/.",
+        "The mentors list is at mentors@lists.example.org for everyone.",
+        "People who are not members can upload their packages for review to a public archive: http://mentors.example.net/ is open to all.",
+        "Report a phishing email to security@example.org.",
+    ], got.select("question", "status", "quote").rows()
+
+
 def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, root):
     """ "4.1.4" names the section of a changelog the answer is under: of two sentences holding the
     question's words, the one under "Version 4.1.4" answers, though the other comes first."""

@@ -569,6 +569,10 @@ NOT_ASKED = (
     r"|(?i)\b(?:symbolic|hard|soft)\s+links?\b"
 )
 
+# the sentences a question states before the one that asks ("I clicked a link in a phishing email.
+# Which addresses do I need to email to report it?"): what they name is not what is asked for
+STATED_BEFORE = r"^(?s).*[.!]\s+[\"“(]?([A-Z¿¡])"
+
 
 # a yes/no question asks for a verdict, whatever value it names ("will I still get emails about my
 # orders?"), unless it asks for the value itself ("Is there a phone number for ...?", "Can you give me ..."),
@@ -996,7 +1000,7 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     )
     f = f.with_columns(
         main.alias("_main"),
-        main.str.replace_all(NOT_ASKED, " ").alias("_asked"),
+        main.str.replace(STATED_BEFORE, "$1").str.replace_all(NOT_ASKED, " ").alias("_asked"),
         has_topic.alias("_has_topic"),
         _intents().alias("intents"),
         _first_rule(SHAPE_RULES).fill_null("single").alias("answer_shape"),
