@@ -1956,6 +1956,23 @@ def test_what_an_abbreviation_stands_for_is_where_it_is_written_out(tmp_path, ro
     ], got.select("status", "quote")
 
 
+def test_who_is_a_role_asks_what_the_role_is(tmp_path, root):
+    """ "Who is a sponsor in Debian?" asks what a sponsor is (an indefinite article, a place after
+    it): the line defining the word answers, not a sentence ranked above it that names a sponsor
+    more often. "Who is the sponsor?" still asks who."""
+    guide = (
+        "# Roles\n\nIf you are asking a sponsor in Debian to upload your package, tell the sponsor in Debian what changed.\n\n"
+        "- sponsor: a person who helps maintainers to upload packages to the archive.\n"
+        "- mentor: a person who helps new maintainers with packaging.\n"
+    )
+    got = _asked(tmp_path, root, "roles.md", guide, ["Who is a sponsor in Debian?"])
+    assert got["quote"].to_list() == ["sponsor: a person who helps maintainers to upload packages to the archive."], got.select(
+        "status", "quote"
+    )
+    parsed = parse_questions(["Who is a sponsor in Debian?", "Who is the sponsor of the package?"], load_dictionary())
+    assert parsed["defined_term"].to_list() == ["sponsor", None]
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

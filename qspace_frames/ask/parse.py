@@ -931,6 +931,8 @@ DEFINES = (
     # "Which licenses count as a 'Covered License' ...?": the quoted term is defined
     rf"(?i)\b(?:which|what) [\w -]{{1,40}}? (?:counts?|qualif(?:y|ies)) as (?:a |an |the )?[{_Q}]([^?{_QE}]+)[{_QE}]",
     r"(?i)^\s*(?:what is|what's|define) (?:a |an )?([^?,]{2,40}?)\s*\?*$",
+    # "who is a sponsor?" asks what a sponsor is, "who is the sponsor?" who
+    r"(?i)^\s*who (?:is|are) (?:a|an) ([^?,]{2,40}?)(?: (?:in|at|on|for|within) [^?,]+)?\s*(?:\?|,|$)",
     # the way a measure is worked out is its definition ("How is days sales outstanding calculated?")
     r"(?i)^\s*how (?:is|are) (?:the |a |an )?([^?,]{2,60}?) (?:calculated|computed|measured|worked out)\s*\?*$",
 )
