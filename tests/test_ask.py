@@ -1079,6 +1079,20 @@ def test_a_file_a_mailing_list_and_a_site_are_asked_for_by_the_sentence_that_ask
     ], got.select("question", "status", "quote").rows()
 
 
+def test_what_a_question_states_before_it_asks_is_one_keyword_group(tmp_path, root):
+    """ "I installed logcheck. How frequently will it go through my logs?": the words of the first
+    sentence say what the question is about (any of them covers it), not what the answer must hold,
+    so a sentence naming "installed services" does not outrank the one stating how often logcheck runs."""
+    doc = (
+        "# Monitoring logs\n\nThe logcheck program monitors log files every hour by default.\n\n"
+        "In all three cases, logcheck should probably be customized to exclude some extra messages, depending on the installed "
+        "services, unless the admin really wishes to receive hourly batches of long uninteresting e-mails.\n\n"
+        "# Packages\n\nThe packages installed on the system are listed by dpkg. Every installed service writes its own log.\n"
+    )
+    got = _asked(tmp_path, root, "monitoring.md", doc, ["I installed logcheck. How frequently will it go through my logs?"])
+    assert got["quote"].to_list() == ["The logcheck program monitors log files every hour by default."], got.select("status", "quote")
+
+
 def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, root):
     """ "4.1.4" names the section of a changelog the answer is under: of two sentences holding the
     question's words, the one under "Version 4.1.4" answers, though the other comes first."""

@@ -29,7 +29,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from . import compare, spelling
 from .dictionary import Dictionary, answer_types
-from .parse import ORDINAL, asks_yes_no, dx_bounds, parse_questions, valid_text
+from .parse import ORDINAL, STATED_BEFORE, asks_yes_no, dx_bounds, parse_questions, valid_text
 from .rules import (
     ADDRESS_BLOCK,
     ADDRESS_QUESTION,
@@ -278,7 +278,30 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("text").alias("_groups"))
     )
     grouped = parsed.select("id").join(grouped, on="id", how="left")
+    grouped = _stated_as_one(parsed, grouped)
     return _with_antecedent(parsed, grouped) if "antecedent" in parsed.columns else grouped
+
+
+def _stated_as_one(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFrame:
+    """The keyword groups with those only the sentences before the asking one name (STATED_BEFORE)
+    made one group, any of which covers it: "I installed logcheck. How frequently will it go through
+    my logs?" asks about logcheck's logs, and "installed" is how the asker got there, not a word the
+    answer must hold."""
+
+    def merged(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            gs, q, asked = r["_groups"], (r["question"] or "").lower(), (r["_asked"] or "").lower()
+            stated = q[: len(q) - len(asked)]
+            told = [g for g in gs or [] if not any(w.lower() in asked for w in g) and any(w.lower() in stated for w in g)]
+            rest = [g for g in gs or [] if g not in told]
+            out.append(rest + [[w for g in told for w in g]] if len(told) > 1 and rest else gs)
+        return pl.Series(out, dtype=pl.List(pl.List(pl.String)))
+
+    asked = parsed.select("id", "question", pl.col("question").str.replace(STATED_BEFORE, "$1").alias("_asked"))
+    return grouped.join(asked, on="id", how="left").select(
+        "id", pl.struct("_groups", "question", "_asked").map_batches(merged, return_dtype=pl.List(pl.List(pl.String))).alias("_groups")
+    )
 
 
 def _with_antecedent(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFrame:

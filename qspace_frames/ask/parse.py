@@ -571,7 +571,7 @@ NOT_ASKED = (
 
 # the sentences a question states before the one that asks ("I clicked a link in a phishing email.
 # Which addresses do I need to email to report it?"): what they name is not what is asked for
-STATED_BEFORE = r"^(?s).*[.!]\s+[\"“(]?([A-Z¿¡])"
+STATED_BEFORE = r"^(?s).*\p{Ll}{2}[.!]\s+[\"“(]?([A-Z¿¡])"  # after a word, not an initial ("e.l.f. Beauty")
 
 
 # a yes/no question asks for a verdict, whatever value it names ("will I still get emails about my
