@@ -1093,6 +1093,19 @@ def test_what_a_question_states_before_it_asks_is_one_keyword_group(tmp_path, ro
     assert got["quote"].to_list() == ["The logcheck program monitors log files every hour by default."], got.select("status", "quote")
 
 
+def test_a_hyphenated_word_is_one_keyword(tmp_path, root):
+    """ "half-finished" is one keyword of the question, found written with a hyphen, a space or
+    nothing, not two ("half" and "finished") that a sentence must both hold to be about it."""
+    doc = (
+        "# Uploading\n\nIn order to prevent a package being accidentally uploaded before completing the package, it is a good "
+        "idea to set the distribution to UNRELEASED in the changelog.\n\nThe maintainer uploads the package to the archive.\n"
+    )
+    got = _asked(tmp_path, root, "uploading.md", doc, ["how do I stop myself from accidentally uploading a half-finished package?"])
+    assert got["quote"][0].startswith("In order to prevent a package being accidentally uploaded"), got.select("status", "quote")
+    groups = answer_mod._keyword_groups(parse_questions(["Is a third-party cookie a tracker?"], load_dictionary()))["_groups"][0]
+    assert ["third-party", "third party", "thirdparty"] in groups and ["third"] not in groups, groups
+
+
 def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, root):
     """ "4.1.4" names the section of a changelog the answer is under: of two sentences holding the
     question's words, the one under "Version 4.1.4" answers, though the other comes first."""

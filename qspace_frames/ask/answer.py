@@ -278,8 +278,35 @@ def _keyword_groups(parsed: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("text").alias("_groups"))
     )
     grouped = parsed.select("id").join(grouped, on="id", how="left")
-    grouped = _stated_as_one(parsed, grouped)
+    grouped = _compounds_whole(parsed, _stated_as_one(parsed, grouped))
     return _with_antecedent(parsed, grouped) if "antecedent" in parsed.columns else grouped
+
+
+COMPOUND = r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b"  # "debian-user", "dpkg-scanpackages", "third-party"
+
+
+def _compounds_whole(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFrame:
+    """The keyword groups with a hyphenated word of the question (COMPOUND) one group, written with
+    the hyphen, a space or nothing ("third-party", "third party", "thirdparty"), in place of the
+    groups of its parts: "Do I have to subscribe to debian-user before I can post a question there?"
+    is about the debian-user list, not about any sentence naming Debian's users."""
+
+    def whole(s: pl.Series) -> pl.Series:
+        out = []
+        for r in s.to_list():
+            gs = r["_groups"] or []
+            for c in r["_compounds"] or []:
+                parts = set(c.split("-"))
+                kept = [g for g in gs if not (len(g) == 1 and g[0].lower() in parts)]
+                if len(kept) < len(gs):
+                    gs = kept + [[c, c.replace("-", " "), c.replace("-", "")]]
+            out.append(gs or r["_groups"])
+        return pl.Series(out, dtype=pl.List(pl.List(pl.String)))
+
+    compounds = parsed.select("id", pl.col("question").str.extract_all(COMPOUND).list.unique(maintain_order=True).alias("_compounds"))
+    return grouped.join(compounds, on="id", how="left").select(
+        "id", pl.struct("_groups", "_compounds").map_batches(whole, return_dtype=pl.List(pl.List(pl.String))).alias("_groups")
+    )
 
 
 def _stated_as_one(parsed: pl.DataFrame, grouped: pl.DataFrame) -> pl.DataFrame:
