@@ -1106,6 +1106,24 @@ def test_a_hyphenated_word_is_one_keyword(tmp_path, root):
     assert ["third-party", "third party", "thirdparty"] in groups and ["third"] not in groups, groups
 
 
+def test_a_long_question_is_answered_by_a_first_candidate_that_leads(tmp_path, root):
+    """A casual question says much its answer does not: the first ranked sentence, leading the
+    second by a fifth of its score, answers with half of the question's keyword groups. A short
+    question still needs more."""
+    doc = (
+        "# Kernel modules\n\nIf you want to avoid some kernel modules to be auto-loaded, consider to blacklist them in the "
+        "/etc/modprobe.d/blacklist file.\n\nThe kernel loads the modules the hardware needs at boot.\n\n"
+        "# Printing\n\nThe printer driver is chosen from the printer's model.\n"
+    )
+    questions = [
+        "there's a kernel module that keeps getting pulled in automatically and i don't want it. how do I stop it from loading?",
+        "How often is the scanner calibrated?",
+    ]
+    got = _asked(tmp_path, root, "kernel.md", doc, questions)
+    assert got["status"].to_list() == ["answered", "no_answer"], got.select("status", "quote")
+    assert got["quote"][0].startswith("If you want to avoid some kernel modules to be auto-loaded")
+
+
 def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, root):
     """ "4.1.4" names the section of a changelog the answer is under: of two sentences holding the
     question's words, the one under "Version 4.1.4" answers, though the other comes first."""

@@ -98,6 +98,13 @@ MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with i
 # "Linux has 7 runlevels:", which holds two of its five words (development 111 -> 112 of 164, an
 # unseen Debian FAQ set 8 -> 11 of 45, the other sets unchanged)
 COUNTED_COVERAGE = 0.4
+# ... or, for the first ranked candidate of a question of LEAD_GROUPS keyword groups or more, leading
+# the second by LEAD_RATIO of its score, LEAD_COVERAGE: a casual question says much the answer does
+# not ("there's a kernel module that keeps getting pulled in automatically and i don't want it. how
+# do I stop it from loading?": "If you want to avoid some kernel modules to be auto-loaded, consider
+# to blacklist them"). Development unchanged, an unseen set's tuning half +1, the others +2; without
+# the lead, an unanswerable development question was answered
+LEAD_COVERAGE, LEAD_GROUPS, LEAD_RATIO = 0.5, 5, 1.2
 WHOLE_COVERAGE = 1.0  # ... and, to answer as plain text when no candidate is confirmed by its answer type, all of them
 
 
@@ -1354,14 +1361,19 @@ def _about(parsed: pl.DataFrame, ranked: pl.DataFrame, depth: int = TOP_K, conte
     be implemented by "debian/rules": ...', ranked 14th below sentences of its section about targets
     that do not say "implement" (development 101 -> 102 of 164, nothing lost; three times as deep
     gives the same); a count's candidate whose number counts what it counts needs COUNTED_COVERAGE
-    only. The share held counts each word of the question by how much it tells
-    (`_weighted`) when that is more: "What should I do if I want to opt out?" is about the sentence
-    holding "opt out" alone (development 108 -> 110 of 164, nothing else changed; the weighted share
-    for ordering the confirmed candidates too lost five)."""
+    only, and the first candidate of a long question leading the second LEAD_COVERAGE. The share
+    held counts each word of the question by how much it tells (`_weighted`) when that is more:
+    "What should I do if I want to opt out?" is about the sentence holding "opt out" alone
+    (development 108 -> 110 of 164, nothing else changed; the weighted share for ordering the
+    confirmed candidates too lost five)."""
     covered = _covered(parsed, ranked.filter(pl.col("_rank") < 2 * depth), context)
     covered = covered.with_columns(_counts_it(covered, parsed).fill_null(False).alias("_counts"))
     near = (pl.col("_rank") < depth) | (pl.col("_coverage") >= WHOLE_COVERAGE)
-    held = (pl.max_horizontal("_coverage", "_weighted") >= MIN_COVERAGE) | (pl.col("_counts") & (pl.col("_coverage") >= COUNTED_COVERAGE))
+    share = pl.max_horizontal("_coverage", "_weighted")
+    second = pl.col("score").filter(pl.col("_rank") == 1).first().over("query_id").fill_null(0.0)
+    leading = (pl.col("_rank") == 0) & (pl.col("_groups").list.len() >= LEAD_GROUPS) & (pl.col("score") >= LEAD_RATIO * second)
+    leading = leading if "score" in covered.columns else pl.lit(False)  # candidates given without their scores
+    held = (share >= MIN_COVERAGE) | (pl.col("_counts") & (pl.col("_coverage") >= COUNTED_COVERAGE)) | (leading & (share >= LEAD_COVERAGE))
     return covered.filter(held & pl.col("_topical") & near).drop("_counts")
 
 
