@@ -93,6 +93,18 @@ SETS = {
             "upload.en.html": "333660ef07bce858d7f54a2f04e74069651059d395bf7c23ff1fa8c41e588625",
         },
     ),
+    "nu8": (
+        "debian-reference-en",
+        "2.100",
+        "usr/share/debian-reference/",
+        {
+            "ch03.en.html": "d51b80e2a3050a2d740ad1012631b7fa8035e5b87da7f1e22b4f76b0ff173951",
+            "ch04.en.html": "fee37e8caeeb3df571d6a469d56c7d493ca1e63ebb014adc2506f01ded356c74",
+            "ch05.en.html": "6a2ad647dc70330ee872256b21eb93870a838946a6c4867771c98a5d42646216",
+            "ch06.en.html": "6523ca29b01d2af192b607672c5ee35112d3a50a5cd8dbc7ec01468e0f1cad84",
+            "ch08.en.html": "c0ee6f9782d9e559d349a445341cb8a612a2e07f63e0987bf18c6748ef1cfe40",
+        },
+    ),
 }
 
 

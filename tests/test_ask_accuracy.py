@@ -214,7 +214,7 @@ def test_the_independent_check_is_verbatim_and_apart_from_the_development_set(ro
             assert re.sub(r"\s+", " ", a).strip() in text, (r["id"], a)
 
 
-@pytest.mark.parametrize("name", ["nu4", "nu5", "nu6", "nu7"])
+@pytest.mark.parametrize("name", ["nu4", "nu5", "nu6", "nu7", "nu8"])
 def test_each_unseen_set_reads_and_names_a_folder_the_fetch_script_makes(root, name):
     """tests/data/ask_unseen/: each set is a valid question set of 45 answerable and 5 unanswerable
     questions over the one folder `scripts/unseen_corpora.py` fetches for it, with a held-out part."""
