@@ -2018,6 +2018,19 @@ def test_who_is_a_role_asks_what_the_role_is(tmp_path, root):
     assert parsed["defined_term"].to_list() == ["sponsor", None]
 
 
+def test_a_manual_page_section_after_the_term_still_defines_it(tmp_path, root):
+    """ "sudo(8) is a program ..." defines sudo: the manual section after the name is no part of
+    the term, and the definition comes before a sentence naming sudo twice."""
+    doc = (
+        "# sudo\n\nSee the sudo configuration example in /usr/share/doc/sudo/examples/sudoers and the sudo manual.\n\n"
+        "sudo(8) is a program designed to allow a sysadmin to give limited root privileges to users.\n"
+    )
+    got = _asked(tmp_path, root, "sudo.md", doc, ["What is sudo?"])
+    assert got["quote"].to_list() == ["sudo(8) is a program designed to allow a sysadmin to give limited root privileges to users."], (
+        got.select("status", "quote")
+    )
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

@@ -1448,7 +1448,7 @@ DEFINITIONS = (
     r"(?i)(?:^|[\s\"“'‘(])(?:the |a |an )?{t}[\"”'’)]?\s*(?:\([^)]{{0,60}}\)\s*)?,?\s*"
     r"(?:(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to)\s|:\s+[^\d\s$€£])"
     r"|(?i)\b(?:is|are) called (?:the |a |an )?{t}\b",
-    r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?\s+(?:is|are)\s",
+    r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?(?:\(\d\w*\))?\s+(?:is|are)\s",  # "sudo(8) is"
     # ... or an abbreviation written out beside it in capitalised words ("FTBFS (Fails To Build From
     # Source)", "Debian Developer (DD)")
     r"(?:^|[^\w-]){t}\s*\((?:[A-Z][\w'-]*[\s/-]+){{1,7}}[A-Z][\w'-]*\)|(?:[A-Z][\w'-]*[\s/-]+){{1,7}}[A-Z][\w'-]*\s*\({t}\)",
