@@ -1124,6 +1124,22 @@ def test_a_long_question_is_answered_by_a_first_candidate_that_leads(tmp_path, r
     assert got["quote"][0].startswith("If you want to avoid some kernel modules to be auto-loaded")
 
 
+def test_a_count_is_answered_by_the_number_counting_its_thing_first(tmp_path, root):
+    """ "How many characters long can the short description be?" counts characters ("long" says
+    along what): of the confirmed sentences holding as many of its words, the one whose number
+    counts characters answers, not a numbered listing ranked above it ("12 <insert long description>")."""
+    doc = (
+        "# The control file\n\nThe control file of the example reads:\n\n"
+        "```\n 1 Source: gentoo\n 2 Section: unknown\n 11 Description: <insert up to 60 chars description>\n"
+        " 12 <insert long description, indented with spaces>\n```\n\n"
+        "Terminals are conventionally 80 columns wide so this shouldn't be longer than about 60 characters.\n"
+    )
+    got = _asked(tmp_path, root, "control.md", doc, ["How many characters long can the short description in the control file be?"])
+    assert got["quote"].to_list() == [
+        "Terminals are conventionally 80 columns wide so this shouldn't be longer than about 60 characters."
+    ], got.select("status", "quote")
+
+
 def test_a_version_number_the_question_names_is_one_of_its_keywords(tmp_path, root):
     """ "4.1.4" names the section of a changelog the answer is under: of two sentences holding the
     question's words, the one under "Version 4.1.4" answers, though the other comes first."""
