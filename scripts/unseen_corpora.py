@@ -105,6 +105,23 @@ SETS = {
             "ch08.en.html": "c0ee6f9782d9e559d349a445341cb8a612a2e07f63e0987bf18c6748ef1cfe40",
         },
     ),
+    "nu9": (
+        "harden-doc",
+        "3.19+nmu1",
+        "usr/share/doc/harden-doc/html/en-US/",
+        {
+            "ch03s05.html": "1afe19028a89e9ac62f85752604851746e901694295c16ee5d782bea9378b075",
+            "ch04s11.html": "7737c4f9855faf2f3c8ffbb1c6fa0f0ae9ba36cf5fb12c8d7b7397a769b8c246",
+            "ch04s17.html": "89c5cfabe30948aafd7f4d1501753760b3af8be83f8695edb293886ee6257fb9",
+            "ch10.html": "232d877fb2387599cd575572cfc653d4954cec30c1199ad2ba0156ceb50a645e",
+            "ch12.html": "5b7f76480832d6f35cb5811a44795f3cf9121dfd6697a511c5b569bc04ce9fe2",
+            "checklist.html": "e0c336e9e6f24424ff7ec693255013ed7b9fff387ed16b6b5bcb716da89d6290",
+            "log-alerts.html": "c1866125b6e083d9c340ebc4f355bb36af890b2fea7ffc2b62550a6536db3a2d",
+            "network-secure.html": "01e01bcfac2ca80dd254311268f0c042b9eadd7e87d0dce86f828a2c5b52761a",
+            "sec-services.html": "cc85ce213910439bef24b15ea71b8ad66761e6d8ef5ebbd5b34494b27a1ffe78",
+            "security-update.html": "b1e93d85a2327b11f394780f8fcf8556d7b0f785b74b2fd8f54cb08d82e3067d",
+        },
+    ),
 }
 
 
