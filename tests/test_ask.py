@@ -2081,3 +2081,79 @@ def test_a_file_path_the_question_names_must_be_in_the_answer(tmp_path, root):
     assert got["quote"][0] == "Packages must not place any files in /usr/local, by unpacking or by scripts.", got.select("status", "quote")
     assert got["status"][1] == "no_answer", got.select("status", "quote")
     assert got["status"][2] == "answered", got.select("status", "quote")
+
+
+def test_a_term_the_question_quotes_must_be_in_the_answer_itself(tmp_path, root):
+    """A quoted term names what is asked about: of two sentences of one section, the one naming
+    'staff' answers, not the better ranked one about 'adm' whose headings name 'staff' too."""
+    manual = (
+        "# The 'adm' and 'staff' groups\n\n"
+        "The 'adm' group are usually administrators, and this group permission allows them to read log files.\n\n"
+        "The 'staff' group are usually help-desk/junior sysadmins, allowing them to work in /usr/local.\n"
+    )
+    questions = ["Who is the 'staff' group typically meant for?", "Who is the 'adm' group meant for?"]
+    got = _asked(tmp_path, root, "groups.md", manual, questions)
+    assert got["quote"].to_list() == [
+        "The 'staff' group are usually help-desk/junior sysadmins, allowing them to work in /usr/local.",
+        "The 'adm' group are usually administrators, and this group permission allows them to read log files.",
+    ], got.select("status", "quote")
+
+
+def test_a_framing_phrase_is_no_part_of_the_question_and_a_term_is_defined_by_what_it_does(tmp_path, root):
+    """A framing phrase ("In plain terms, ...") frames the question: its words are not searched, and "what is X
+    (expansion) on Y" still asks to define X; the sentence with X as subject saying what it does
+    defines it, before one that only writes its name out; "what role does X play" asks the same."""
+    from qspace_frames.ask.parse import parse_questions
+
+    parsed = parse_questions(
+        [
+            "In plain terms, what is PAM (Pluggable Authentication Modules) on Debian?",
+            "What is a tarball, in simple terms?",
+            "What role does NSS (Name Service Switch) play on a Debian system?",
+        ]
+    )
+    assert parsed["defined_term"].to_list() == ["PAM", "tarball", "NSS"]
+    words = [sorted(k["text"].lower() for k in kws) for kws in parsed["keywords"].to_list()]
+    assert not {"plain", "terms", "simple"} & set(words[0] + words[1]), words
+    manual = (
+        "# Authentication\n\nModern systems provide PAM (Pluggable Authentication Modules) and NSS (Name Service Switch) "
+        "to the local system administrator.\n\n"
+        "PAM (Pluggable Authentication Modules) allows system administrators to choose how applications authenticate users.\n\n"
+        "NSS offers a flexible name service mechanism which is used by the C standard library.\n"
+    )
+    got = _asked(
+        tmp_path,
+        root,
+        "auth.md",
+        manual,
+        ["In plain terms, what is PAM (Pluggable Authentication Modules) on Debian?", "What role does NSS (Name Service Switch) play?"],
+    )
+    assert got["quote"].to_list() == [
+        "PAM (Pluggable Authentication Modules) allows system administrators to choose how applications authenticate users.",
+        "NSS offers a flexible name service mechanism which is used by the C standard library.",
+    ], got.select("status", "quote")
+
+
+def test_who_is_answered_by_maintainers_or_a_group_s_members_and_what_address_to_put_by_a_url(tmp_path, root):
+    """A "who" is answered by the people a manual names as a common noun ("Package maintainers",
+    "people from the group "wheel""), and "what address do I put in X" asks for a web address."""
+    manual = (
+        "# Security updates\n\n"
+        "Security updates for the unstable branch are prepared when the packages are uploaded.\n\n"
+        "Package maintainers are responsible for preparing packages for the unstable branch.\n\n"
+        "To update the system, put the following line in your sources.list and you will receive security updates.\n\n"
+        "- Configure apt for security updates -- add to /etc/apt/sources.list an entry for http://security.debian.org/\n\n"
+        "# Root\n\nOther users will not be allowed to use su to become root.\n\n"
+        'This makes sure that only people from the group "wheel" can use su to become root.\n'
+    )
+    questions = [
+        "Who prepares the packages that go into the unstable branch?",
+        "After setting up pam_wheel, who is allowed to use su to become root?",
+        "What address do I put in sources.list to receive security updates?",
+    ]
+    got = _asked(tmp_path, root, "security.md", manual, questions)
+    assert got["quote"].to_list() == [
+        "Package maintainers are responsible for preparing packages for the unstable branch.",
+        'This makes sure that only people from the group "wheel" can use su to become root.',
+        "Configure apt for security updates -- add to /etc/apt/sources.list an entry for http://security.debian.org/",
+    ], got.select("status", "quote")

@@ -1449,6 +1449,10 @@ DEFINITIONS = (
     r"(?:(?:means|shall mean|shall have the meaning|has the meaning|is defined as|refers to)\s|:\s+[^\d\s$€£])"
     r"|(?i)\b(?:is|are) called (?:the |a |an )?{t}\b",
     r"(?i)^\W*(?:\d+(?:\.\d+)*\s+)?(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?(?:\(\d\w*\))?\s+(?:is|are)\s",  # "sudo(8) is"
+    # ... then a sentence opening with the term, written out or not, and saying what it does ("PAM
+    # (Pluggable Authentication Modules) allows ...", "NSS offers ..."), before one only writing it out
+    r"(?i)^\W*(?:the |a |an )?[\"“'‘]?{t}[\"”'’]?(?:\s*\([^)]{{0,60}}\))?\s+(?:allows|lets|enables|offers|provides|gives|handles|manages|"
+    r"controls|implements|performs|makes|keeps|checks|determines|specifies|defines|describes|contains|holds|stores|runs)\s",
     # ... or an abbreviation written out beside it in capitalised words ("FTBFS (Fails To Build From
     # Source)", "Debian Developer (DD)")
     r"(?:^|[^\w-]){t}\s*\((?:[A-Z][\w'-]*[\s/-]+){{1,7}}[A-Z][\w'-]*\)|(?:[A-Z][\w'-]*[\s/-]+){{1,7}}[A-Z][\w'-]*\s*\({t}\)",
@@ -1546,7 +1550,7 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     enough for a contact value or a definition further down)."""
     if parsed.height == 0:
         return pl.DataFrame(schema=ANSWERS)
-    ranked = ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+    ranked = _quoting(parsed, ranked.join(parsed.select(pl.col("id").alias("query_id")), on="query_id", how="semi"))
     # the candidate must be about the question: most of its own words are in the sentence, its headings or
     # document name, a party's name also as the name its contract defines for it ("Reseller") or in
     # any clause of the contract naming it in its head
@@ -1611,6 +1615,31 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     if rest.height:
         best = pl.concat([best, _standing_out(rest, ranked, dictionary, context).select(CHOSEN)])
     return _answers(parsed, _with_consequence(_past_labels(best, parsed, units), units))
+
+
+def _quoting(parsed: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
+    """The candidates whose own text holds every term their question quotes (its "direct"
+    keywords), when one of them does (all when none does or it quotes none). A quoted term names
+    what is asked about, so a sentence naming it only in its headings is about something else: "Who is the 'staff' group
+    typically meant for?" is answered by "The 'staff' group are usually help-desk/junior sysadmins
+    ...", not by the sentence before it, about the 'adm' group, in the same section."""
+    quoted = (
+        _question_keywords(parsed)
+        .filter(pl.col("source") == "direct")
+        .group_by("id")
+        .agg(pl.col("text").str.to_lowercase().alias("_quoted"))
+        .rename({"id": "query_id"})
+    )
+    # a quoted term is found as written, from the start of a word ('adm' is not in "sysadmins")
+    held = pl.struct("text", "_quoted").map_elements(
+        lambda r: all(re.search(rf"(?<!\w){re.escape(w)}", (r["text"] or "").lower()) for w in r["_quoted"] or []), return_dtype=pl.Boolean
+    )
+    return (
+        cands.join(quoted, on="query_id", how="left", maintain_order="left")
+        .with_columns(held.alias("_quotes"))
+        .filter(pl.col("_quotes") | ~pl.col("_quotes").any().over("query_id"))
+        .drop("_quoted", "_quotes")
+    )
 
 
 LABEL_WORDS = 4  # words of a unit that labels the text after it ("- **rw-build-tree**", "Business Transfers.")

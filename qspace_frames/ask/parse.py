@@ -55,6 +55,7 @@ from .rules import (
     DX_PARTS,
     EXPLETIVE_IT,
     FIXED_PHRASES,
+    FRAMING,
     HOW_MEASURE,
     IF_SO,
     IMPERATIVE,
@@ -179,6 +180,8 @@ def _input_frame(questions) -> pl.DataFrame:
         .str.replace_all(r"[“”„«»]", '"')
         .str.replace_all(r"\s+", " ")
         .str.strip_chars()
+        .str.replace(FRAMING[0], "")
+        .str.replace(FRAMING[1], "$1")
     )
     return df.with_columns(t.alias("_t"))
 
@@ -927,10 +930,14 @@ DEFINES = (
     rf"(?i)\bwhat (?:does|do) (?:the (?:term |word |phrase )?)?[{_Q}]?([^?{_QE}]+?)[{_QE}]?"
     r"(?: (?:restriction|priority|field|term|clause|flag|option))? (?:mean|stand for)\b",
     rf"(?i)^\s*what (?:is|are) (?:the |a |an )?[{_Q}]([^?{_QE}]+)[{_QE}]",
-    r"(?i)\bwhat counts as (?:a |an |the )?([^?,]{2,60}?)\s*\?*$",
+    r"(?i)\b(?:what|who) counts as (?:a |an |the )?([^?,]{2,60}?)\s*\?*$",
     # "Which licenses count as a 'Covered License' ...?": the quoted term is defined
     rf"(?i)\b(?:which|what) [\w -]{{1,40}}? (?:counts?|qualif(?:y|ies)) as (?:a |an |the )?[{_Q}]([^?{_QE}]+)[{_QE}]",
     r"(?i)^\s*(?:what is|what's|define) (?:a |an )?([^?,]{2,40}?)\s*\?*$",
+    # a term with its expansion, asked of where it is used: "what is PAM (Pluggable Authentication Modules) on Debian?"
+    r"(?i)^\s*(?:what is|what's|what are) (?:a |an )?([^?,(]{2,40}?)\s*\([^)]{2,80}\)(?:\s+(?:on|in|under|for) [^?,]{1,30})?\s*\?*$",
+    # the part a thing plays is what it is ("What role does NSS (Name Service Switch) play on a Debian system?")
+    r"(?i)^\s*what (?:role|function|purpose) does (?:the )?([^?,(]{2,40}?)(?:\s*\([^)]{2,80}\))? (?:play|serve|have|fulfil+)\b",
     # "who is a sponsor?" asks what a sponsor is, "who is the sponsor?" who
     r"(?i)^\s*who (?:is|are) (?:a|an) ([^?,]{2,40}?)(?: (?:in|at|on|for|within) [^?,]+)?\s*(?:\?|,|$)",
     # the way a measure is worked out is its definition ("How is days sales outstanding calculated?")

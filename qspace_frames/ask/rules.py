@@ -26,6 +26,14 @@ CLOSED_CLASS = {
     *("get", "gets", "got", "getting", "goes", "going", "went"),
 }
 
+# Phrases that frame a question without saying what it is about ("In plain terms, what is PAM?",
+# "Quick question: ...", "... , in simple terms?"): read as if the question did not hold them.
+_PLAINLY = r"in (?:plain|simple|layman'?s|everyday|basic) (?:terms|english|words)"
+FRAMING = (
+    rf"(?i)^(?:{_PLAINLY}|in a nutshell|simply put|put simply|quick question|just (?:curious|wondering)|out of curiosity)\s*[,:;-]\s*",
+    rf"(?i),?\s*{_PLAINLY}\s*(\?*)$",  # "..., in simple terms?": the question mark kept
+)
+
 # the commonest Spanish function words, question words and auxiliaries ("¿Quién debe aprobar ...?")
 SPANISH_FUNCTION_WORDS = {
     *("el", "los", "las", "lo", "una", "unos", "unas", "del", "al", "y", "o", "que", "qué", "quién", "quiénes", "cuál", "cuáles"),
