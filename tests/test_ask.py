@@ -2157,3 +2157,13 @@ def test_who_is_answered_by_maintainers_or_a_group_s_members_and_what_address_to
         'This makes sure that only people from the group "wheel" can use su to become root.',
         "Configure apt for security updates -- add to /etc/apt/sources.list an entry for http://security.debian.org/",
     ], got.select("status", "quote")
+
+
+def test_an_identifier_of_code_names_no_concept_of_the_dictionary():
+    """CAP_LINUX_IMMUTABLE holds no per diem "cap"; a question about a daily cap for meals still does."""
+    from qspace_frames.ask.parse import parse_questions
+
+    question = "Once CAP_LINUX_IMMUTABLE has been dropped from the bounding set, can root still clear the append-only or immutable flags?"
+    parsed = parse_questions([question, "What is the daily cap for meals?"])
+    concepts = [{k["semantic_group"] for k in kws if k["source"] == "expert_dictionary"} for kws in parsed["keywords"].to_list()]
+    assert "per diem" not in concepts[0] and "per diem" in concepts[1], concepts
