@@ -2167,3 +2167,17 @@ def test_an_identifier_of_code_names_no_concept_of_the_dictionary():
     parsed = parse_questions([question, "What is the daily cap for meals?"])
     concepts = [{k["semantic_group"] for k in kws if k["source"] == "expert_dictionary"} for kws in parsed["keywords"].to_list()]
     assert "per diem" not in concepts[0] and "per diem" in concepts[1], concepts
+
+
+def test_a_denial_inside_what_happens_if_is_no_denial_of_what_is_asked(tmp_path, root):
+    """A denial in a hypothetical ("What can happen if I don't transfer ... last?") is not what is
+    asked: the rule and its consequence answer, not a sentence saying there is "no need" of something."""
+    manual = (
+        "# Uploading\n\n"
+        "Please note that you should transfer the changes file last when uploading. Otherwise, your upload may be rejected "
+        "because the archive software will see that not all files have been uploaded.\n\n"
+        "However, there's no need to list each and every changed file when uploading, especially if the change was small.\n"
+    )
+    got = _asked(tmp_path, root, "upload.md", manual, ["What can happen if I don't transfer the changes file last when uploading?"])
+    assert got["quote"][0].startswith("Please note that you should transfer the changes file last"), got.select("status", "quote")
+    assert "Otherwise, your upload may be rejected" in got["quote"][0], got.select("status", "quote")

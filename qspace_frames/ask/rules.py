@@ -588,6 +588,8 @@ NOT_DENIAL = (
 # condition ("If I don't use my leave, do I lose it?") and a clause the asker's own doing qualifies a
 # noun with ("do I get paid for the comp time I haven't used?"); after an auxiliary or a conjunction
 # the pronoun is the main clause's subject ("Do I not ...", "Can't I ...", "... and I don't")
+# "what (can) happen(s) if I don't ...?": the hypothetical's denial is not what is asked (`answer._fits`)
+HYPOTHETICAL = r"(?i)\bhappens?\s+(?:to\s+[\w.-]+\s+)?(?:if|when|unless)\b[^?]*"
 SIDE_CLAUSE = (
     r"(?i)^\W*(?:if|when|unless|once|after|before|since|while)\b[^,?]*,"
     r"|\b(?!(?:if|when|unless|that|do|does|did|can|could|will|would|should|shall|may|might|must|why|how|what|where|and|or|but|so|because)\b)"
