@@ -457,13 +457,20 @@ def _word_numbers(col: str) -> pl.Expr:
     return pl.col(col).str.extract_all(_NUMBER_WORDS).list.eval(pl.element().str.to_lowercase().replace_strict(named, default=None))
 
 
-def _contains_any(text: str | pl.Expr, needles: str | pl.Expr, every: bool = False) -> pl.Expr:
+def _contains_any(text: str | pl.Expr, needles: str | pl.Expr, every: bool = False, word_start: bool = False) -> pl.Expr:
     """Whether the text (a column or an expression) contains any string of the list (`every`: each
-    one, so an empty list passes), case-insensitive."""
+    one, so an empty list passes), case-insensitive; with `word_start`, only where a word starts
+    ('adm' is not in "sysadmins")."""
     t, n = (pl.col(x) if isinstance(x, str) else x for x in (text, needles))
     held = all if every else any
+
+    def found(x: str, t: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(x)}", t) is not None if word_start else x in t
+
     return pl.struct(t.alias("t"), n.alias("n")).map_batches(
-        lambda s: pl.Series([held(x.lower() in (r["t"] or "").lower() for x in (r["n"] or [])) for r in s.to_list()], dtype=pl.Boolean),
+        lambda s: pl.Series(
+            [held(found(x.lower(), (r["t"] or "").lower()) for x in (r["n"] or [])) for r in s.to_list()], dtype=pl.Boolean
+        ),
         return_dtype=pl.Boolean,
     )
 
@@ -1626,20 +1633,19 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
 def _quoting(parsed: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
     """The candidates whose own text holds every term their question quotes (its "direct"
     keywords), when one of them does (all when none does or it quotes none). A quoted term names
-    what is asked about, so a sentence naming it only in its headings is about something else: "Who is the 'staff' group
-    typically meant for?" is answered by "The 'staff' group are usually help-desk/junior sysadmins
-    ...", not by the sentence before it, about the 'adm' group, in the same section."""
+    what is asked about, so a sentence naming it only in its headings is about something else:
+    "Who is the 'staff' group typically meant for?" is answered by "The 'staff' group are usually
+    help-desk/junior sysadmins ...", not by the sentence before it, about the 'adm' group."""
     quoted = (
         _question_keywords(parsed)
         .filter(pl.col("source") == "direct")
         .group_by("id")
-        .agg(pl.col("text").str.to_lowercase().alias("_quoted"))
+        .agg(pl.col("text").alias("_quoted"))
         .rename({"id": "query_id"})
     )
-    # a quoted term is found as written, from the start of a word ('adm' is not in "sysadmins")
-    held = pl.struct("text", "_quoted").map_elements(
-        lambda r: all(re.search(rf"(?<!\w){re.escape(w)}", (r["text"] or "").lower()) for w in r["_quoted"] or []), return_dtype=pl.Boolean
-    )
+    if quoted.is_empty():  # most questions quote nothing: no candidate is read
+        return cands
+    held = _contains_any("text", "_quoted", every=True, word_start=True)  # found as written: 'adm' is not in "sysadmins"
     return (
         cands.join(quoted, on="query_id", how="left", maintain_order="left")
         .with_columns(held.alias("_quotes"))

@@ -57,6 +57,7 @@ from .rules import (
     FIXED_PHRASES,
     FRAMING,
     HOW_MEASURE,
+    IDENTIFIER,
     IF_SO,
     IMPERATIVE,
     INTENT_CUES,
@@ -952,8 +953,6 @@ def _defined_term() -> pl.Expr:
     return pl.when(~term.str.contains(NOT_TERMS)).then(term)
 
 
-IDENTIFIER = r"\b\w+_\w+\b"  # a word joined to another by "_"
-
 # ---- the parser ---------------------------------------------------------------------------------
 
 
@@ -969,7 +968,6 @@ def parse_questions(questions: list[str] | pl.DataFrame, dictionary: Dictionary 
     q = q.with_columns(
         _content_words(pl.col("_t")).alias("_content"),
         _content_words(pl.col("_t").str.replace_all(ANCHOR, " ")).alias("_qwords"),  # the pieces of "PR.AC-1" are not words
-        # an identifier of code (CAP_LINUX_IMMUTABLE, GRUB_CMDLINE_LINUX) names no concept: its "cap" is no per diem cap
         padded_expr(stems_expr(pl.col("_t").str.replace_all(IDENTIFIER, " "))).alias("_skey"),
         terms_expr("_t").list.unique().alias("_qterms"),
         padded_expr(tokens_expr(pl.col("_t").str.to_lowercase())).alias("_vkey"),

@@ -29,6 +29,10 @@ CLOSED_CLASS = {
 # Phrases that frame a question without saying what it is about ("In plain terms, what is PAM?",
 # "Quick question: ...", "... , in simple terms?"): read as if the question did not hold them.
 _PLAINLY = r"in (?:plain|simple|layman'?s|everyday|basic) (?:terms|english|words)"
+# an identifier of code (CAP_LINUX_IMMUTABLE, GRUB_CMDLINE_LINUX): a word joined to another by "_",
+# which names no concept of the dictionary (its "cap" is no per diem cap)
+IDENTIFIER = r"\b\w+_\w+\b"
+
 FRAMING = (
     rf"(?i)^(?:{_PLAINLY}|in a nutshell|simply put|put simply|quick question|just (?:curious|wondering)|out of curiosity)\s*[,:;-]\s*",
     rf"(?i),?\s*{_PLAINLY}\s*(\?*)$",  # "..., in simple terms?": the question mark kept
@@ -588,13 +592,13 @@ NOT_DENIAL = (
 # condition ("If I don't use my leave, do I lose it?") and a clause the asker's own doing qualifies a
 # noun with ("do I get paid for the comp time I haven't used?"); after an auxiliary or a conjunction
 # the pronoun is the main clause's subject ("Do I not ...", "Can't I ...", "... and I don't")
-# "what (can) happen(s) if I don't ...?": the hypothetical's denial is not what is asked (`answer._fits`)
-HYPOTHETICAL = r"(?i)\bhappens?\s+(?:to\s+[\w.-]+\s+)?(?:if|when|unless)\b[^?]*"
 SIDE_CLAUSE = (
     r"(?i)^\W*(?:if|when|unless|once|after|before|since|while)\b[^,?]*,"
     r"|\b(?!(?:if|when|unless|that|do|does|did|can|could|will|would|should|shall|may|might|must|why|how|what|where|and|or|but|so|because)\b)"
     r"[a-z]{3,}\s+(?:that\s+)?(?:i|we)\s+(?:haven't|haven’t|hasn't|didn't|didn’t|don't|don’t|have not|did not|do not|never)\b"
 )
+# "what (can) happen(s) if I don't ...?": the hypothetical's denial is not what is asked (`answer._fits`)
+HYPOTHETICAL = r"(?i)\bhappens?\s+(?:to\s+[\w.-]+\s+)?(?:if|when|unless)\b[^?]*"
 # a sentence saying something is not required answers "must I ...?" with no, but "may I ...?" with yes
 NOT_REQUIRED = r"\b(?:optional|not required|need not|needn't|not obliged|not necessary|not mandatory|no obligation)\b"
 # a yes/no question after a leading phrase or condition ("Under the Accuray agreement, does Siemens
