@@ -2181,3 +2181,28 @@ def test_a_denial_inside_what_happens_if_is_no_denial_of_what_is_asked(tmp_path,
     got = _asked(tmp_path, root, "upload.md", manual, ["What can happen if I don't transfer the changes file last when uploading?"])
     assert got["quote"][0].startswith("Please note that you should transfer the changes file last"), got.select("status", "quote")
     assert "Otherwise, your upload may be rejected" in got["quote"][0], got.select("status", "quote")
+
+
+def test_a_technical_name_the_corpus_never_writes_is_declined_and_said(tmp_path, root):
+    """A question naming something technical no document writes ("ed25519") is not answered by the
+    sentence sharing its other words; the reader is told which name is missing. The same name
+    written in another case, or as a plural acronym, is found."""
+    doc = (
+        "# Uploads\n\nThe changes file must be signed using the debsign command with your private GPG key.\n\n"
+        "Every upload is checked by the ftpmasters before it enters the archive. RSA keys of 4096 bits are accepted.\n"
+    )
+    wb = _small_corpus(tmp_path, root, {"uploads.md": doc})
+    questions = [
+        "Does Debian accept uploads signed with an ed25519 GPG key?",
+        "Which tool signs the changes file of an upload?",
+        "Which rsa keys are accepted?",
+        "Who checks the uploads of NDAs?",
+    ]
+    got = wb.ask(questions)
+    assert got["status"].to_list() == ["no_answer", "answered", "answered", "no_answer"]
+    assert got["unmentioned"].to_list() == [["ed25519"], None, None, ["NDA"]]
+    assert got["nearest"][0] is None  # nothing is offered as near an answer the corpus cannot hold
+    shown = to_text(got)
+    assert "No answer found: no document of the corpus mentions 'ed25519'." in shown
+    assert to_json(got)[0]["unmentioned"] == ["ed25519"] and to_json(got)[1]["unmentioned"] == []
+    jsonschema.validate(to_json(got), ANSWER_JSON_SCHEMA)

@@ -39,6 +39,7 @@ from .rules import (
     DEFINED_BEFORE,
     DEFINED_NAME,
     DENIAL,
+    FISCAL_PERIOD,
     HYPOTHETICAL,
     MODAL,
     NAMES,
@@ -54,6 +55,7 @@ from .rules import (
     QUESTION_STOP_WORDS,
     SIDE_CLAUSE,
     SUB_YEAR,
+    TECH_TERM,
     UNDER,
     YES_NO_QUESTION,
 )
@@ -83,6 +85,8 @@ ANSWERS = {
     "score": pl.Float64,
     "clarification": pl.String,
     "sub_answers": pl.List(pl.Struct(SUB_ANSWER)),
+    # no answer sought: the technical names the question asks about that the corpus never writes (`unmentioned`)
+    "unmentioned": pl.List(pl.String),
     # no answer found: the best ranked passages, not confirmed, quoted with their citations (`_nearest`)
     "nearest": pl.List(pl.Struct({c: SUB_ANSWER[c] for c in ("quote", "document", "page", "heading_path", "char_start", "char_end")})),
 }
@@ -726,6 +730,9 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     # every question, sub-question and anchor ranked at once: the corpus is read and counted once
     searched = _bridged(pl.concat([simple_q, sub_parsed, named], how="diagonal_relaxed"), dictionary, units["text"])
     ranked = _ranked(searched, units, leaves, dictionary, p, SHOWN_DEPTH) if searched.height else None
+    unknown = unmentioned(searched, units).filter(pl.col("unmentioned").list.len() > 0)
+    if ranked is not None and unknown.height:  # nothing the corpus says answers them
+        ranked = ranked.join(unknown.select(pl.col("id").alias("query_id")), on="query_id", how="anti")
     rows = [_answer_in_order(ordered, named, ranked, units)] if ordered.height else []
     simple_q = simple_q.join(rows[0], on="id", how="anti") if rows else simple_q
     rows += [_answer_simple(simple_q, ranked, dictionary, units)] if simple_q.height else []
@@ -773,6 +780,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     )
     if ranked is not None:
         out = out.join(_nearest(ranked, out.filter(pl.col("status") == "no_answer")["id"]), on="id", how="left")
+    out = out.join(unknown.filter(pl.col("id").is_in(out.filter(pl.col("status") == "no_answer")["id"].implode())), on="id", how="left")
     order = parsed.select("id").with_row_index("_o")
     return (
         out.drop("question")
@@ -780,6 +788,28 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         .join(order, on="id")
         .sort("_o")
         .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    )
+
+
+def unmentioned(questions: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
+    """(id, unmentioned): the technical names each question asks about (rules.TECH_TERM) that no
+    sentence, heading or document name of the corpus writes, in any case, from the start of a word:
+    "Does Debian accept uploads signed with an ed25519 GPG key?" over a corpus that never writes
+    "ed25519" is not answered by a sentence sharing its other words ("... must be signed using the
+    debsign command with your private GPG key")."""
+    terms = questions.select("id", pl.col("question").str.extract_all(TECH_TERM).alias("_t")).explode("_t").drop_nulls("_t")
+    terms = terms.filter(~pl.col("_t").str.contains(FISCAL_PERIOD)).with_columns(
+        pl.col("_t").str.replace(r"^([A-Z]{3,})s$", "$1")
+    )  # "NDAs": "NDA"
+    if terms.is_empty():
+        return questions.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("unmentioned"))
+    where = [units["text"], units["heading_path"].list.join(" ").unique(), units["document"].unique()]
+    written = {t for t in terms["_t"].unique().to_list() if any(w.str.contains(rf"(?i)\b{re.escape(t)}").any() for w in where)}
+    missing = terms.filter(~pl.col("_t").is_in(sorted(written))).unique(maintain_order=True)
+    return (
+        questions.select("id")
+        .join(missing.group_by("id", maintain_order=True).agg(pl.col("_t").alias("unmentioned")), on="id", how="left")
+        .with_columns(pl.col("unmentioned").fill_null([]))
     )
 
 
@@ -2173,6 +2203,7 @@ ANSWER_JSON_SCHEMA = {
             "answer_type",
             "clarification",
             "sub_answers",
+            "unmentioned",
             "nearest",
         ],
         "additionalProperties": False,
@@ -2205,6 +2236,11 @@ ANSWER_JSON_SCHEMA = {
                         "verdict": VERDICT_SCHEMA,
                     },
                 },
+            },
+            "unmentioned": {
+                "type": "array",
+                "description": "no answer sought: the technical names the question asks about that no document writes",
+                "items": {"type": "string"},
             },
             "nearest": {
                 "type": "array",
@@ -2246,6 +2282,7 @@ def to_json(answers: pl.DataFrame) -> list[dict]:
             **_cited(r),
             "answer_type": r["answer_type"] or "text",
             "clarification": r["clarification"],
+            "unmentioned": r["unmentioned"] or [],
             "sub_answers": [_cited(s) for s in r["sub_answers"] or []],
             "nearest": [{"quote": n["quote"], "citation": _citation(n)} for n in r["nearest"] or []],
         }
@@ -2288,6 +2325,8 @@ def _as_text(answers: pl.DataFrame) -> str:
                 said = f'"{s["quote"]}" {_where(s)}' if s["status"] == "answered" else "no answer found"
                 said = f"{s['verdict'].capitalize()}. {said}" if s["status"] == "answered" and s["verdict"] else said
                 lines.append(f"  - {s['question']} -> {said}")
+        elif r["unmentioned"]:
+            lines.append(f"No answer found: no document of the corpus mentions {', '.join(repr(t) for t in r['unmentioned'])}.")
         else:
             lines.append("No answer found (nothing in the corpus confirms an answer of the expected type).")
             if r["nearest"]:

@@ -32,6 +32,12 @@ _PLAINLY = r"in (?:plain|simple|layman'?s|everyday|basic) (?:terms|english|words
 # an identifier of code (CAP_LINUX_IMMUTABLE, GRUB_CMDLINE_LINUX): a word joined to another by "_",
 # which names no concept of the dictionary (its "cap" is no per diem cap)
 IDENTIFIER = r"\b\w+_\w+\b"
+# a technical name a question asks about: two letters or more with digits ("ed25519", "WPA2", "fail2ban",
+# "IPv6"; not a period, "FY26", nor "3:15am" or "30MB", a time or a quantity), an acronym of three
+# capitals or more ("LUKS", "IRC"; its plural "NDAs" read as "NDA") or a word with a capital inside
+# ("AppArmor", "GitHub"). A corpus that never writes it says nothing about it (`answer.unmentioned`)
+TECH_TERM = r"\b(?:[A-Za-z]{2,}\d[A-Za-z\d]*|[A-Z]{3,}(?:s\b)?|[A-Za-z]?[a-z]+[A-Z][A-Za-z]*)\b"
+FISCAL_PERIOD = r"^(?:FY|CY)\d+$"
 
 FRAMING = (
     rf"(?i)^(?:{_PLAINLY}|in a nutshell|simply put|put simply|quick question|just (?:curious|wondering)|out of curiosity)\s*[,:;-]\s*",
