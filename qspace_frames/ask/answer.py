@@ -780,7 +780,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     )
     if ranked is not None:
         out = out.join(_nearest(ranked, out.filter(pl.col("status") == "no_answer")["id"]), on="id", how="left")
-    out = out.join(unknown.filter(pl.col("id").is_in(out.filter(pl.col("status") == "no_answer")["id"].implode())), on="id", how="left")
+    out = out.join(unknown, on="id", how="left")  # each of them has no candidate left, so no answer
     order = parsed.select("id").with_row_index("_o")
     return (
         out.drop("question")
@@ -798,14 +798,17 @@ def unmentioned(questions: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
     "ed25519" is not answered by a sentence sharing its other words ("... must be signed using the
     debsign command with your private GPG key")."""
     terms = questions.select("id", pl.col("question").str.extract_all(TECH_TERM).alias("_t")).explode("_t").drop_nulls("_t")
-    terms = terms.filter(~pl.col("_t").str.contains(FISCAL_PERIOD)).with_columns(
-        pl.col("_t").str.replace(r"^([A-Z]{3,})s$", "$1")
-    )  # "NDAs": "NDA"
+    terms = terms.filter(~pl.col("_t").str.contains(FISCAL_PERIOD))
+    terms = terms.with_columns(pl.col("_t").str.replace(r"^([A-Z]{3,})s$", "$1"))  # "NDAs": "NDA"
     if terms.is_empty():
         return questions.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("unmentioned"))
-    where = [units["text"], units["heading_path"].list.join(" ").unique(), units["document"].unique()]
-    written = {t for t in terms["_t"].unique().to_list() if any(w.str.contains(rf"(?i)\b{re.escape(t)}").any() for w in where)}
-    missing = terms.filter(~pl.col("_t").is_in(sorted(written))).unique(maintain_order=True)
+    # the sentences first; the headings and document names (joined only if needed) for the terms they lack
+    unwritten = set(terms["_t"].unique().to_list())
+    for where in (lambda: units["text"], lambda: units["heading_path"].list.join(" ").unique(), lambda: units["document"].unique()):
+        if unwritten:
+            w = where()
+            unwritten = {t for t in unwritten if not w.str.contains(rf"(?i)\b{re.escape(t)}").any()}
+    missing = terms.filter(pl.col("_t").is_in(sorted(unwritten))).unique(maintain_order=True)
     return (
         questions.select("id")
         .join(missing.group_by("id", maintain_order=True).agg(pl.col("_t").alias("unmentioned")), on="id", how="left")
