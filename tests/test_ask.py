@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import jsonschema
 import polars as pl
@@ -502,6 +503,27 @@ def test_a_term_asked_to_be_defined_is_answered_by_its_definition(tmp_path, root
     for r in got.iter_rows(named=True):
         assert r["status"] == "answered" and "shall mean the date upon which" in r["quote"], (r["question"], r["quote"])
         assert docs[r["doc_id"]][r["char_start"] : r["char_end"]] == r["quote"]
+
+
+GRID_TABLE = (
+    "5. Capabilities\n\n   The frontend tells which capabilities it supports.\n\n"
+    "       +--------------------------------------------------------------------+\n"
+    "       | Capability  | Description                                          |\n"
+    "       |-------------+------------------------------------------------------|\n"
+    "       | backup      | The frontend can back up to the previous question.   |\n"
+    "       |             | The multiselect data type is supported. You do not   |\n"
+    "       | multiselect | need to check this capability if you depend on any   |\n"
+    "       |             | modern version of frobconf.                          |\n"
+    "       +--------------------------------------------------------------------+\n"
+)
+
+
+def test_the_text_after_a_label_is_past_the_rules_of_a_table_drawn_in_text(tmp_path, root):
+    """A short cell chosen as the answer ('modern version of frobconf.') gives way to the text after
+    it, which is not the rule of the drawn table that follows ('|' alone on its line): 'What is
+    frobconf?' over a document named after it was answered '|' (the Debian debconf specification)."""
+    got = _asked(tmp_path, root, "frobconf_specification.txt", GRID_TABLE, ["What is frobconf?"]).row(0, named=True)
+    assert got["status"] != "answered" or re.search(r"\w", got["quote"]), got
 
 
 def test_each_part_of_a_compound_question_is_searched_with_the_names_the_whole_gives(tmp_path, root):

@@ -1727,7 +1727,8 @@ def _past_labels(best: pl.DataFrame, parsed: pl.DataFrame, units: pl.DataFrame, 
     after = (
         labels.select("query_id", "doc_id", "_qe", "score")
         .join(units.join(labels.select("doc_id").unique(), on="doc_id", how="semi"), on="doc_id")
-        .filter(pl.col("char_start") >= pl.col("_qe"))
+        # past the rules of a table drawn in text ('|', '+----+'): they say nothing
+        .filter((pl.col("char_start") >= pl.col("_qe")) & pl.col("text").str.contains(r"[\p{L}\p{N}]"))
         .sort("query_id", "char_start")
         .group_by("query_id", maintain_order=True)
         .first()

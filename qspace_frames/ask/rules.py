@@ -447,7 +447,10 @@ SPECIFIC_CONTENT_WORDS = 5
 # "It has been six days and ...", "how long does it take to ...": the "it" of time passing
 EXPLETIVE_IT = (
     r"(?i)\b(?:is|was|would|will|'s)\s+it\s+(?:\w+\s+){0,2}?(?:ok|okay|fine|allowed|possible|permitted|cool|legal|acceptable|"
-    r"necessary|required|mandatory|safe|true|wrong|enough|a problem)\b.*\b(?:to|for|if|that|when)\b"
+    r"necessary|required|mandatory|safe|true|wrong|enough|a problem|worth|worthwhile|better|best|advisable|recommended|wise|"
+    r"a good idea|a bad idea|normal|usual|common|important|risky|dangerous|secure)\b.*\b(?:to|for|if|that|when|whether)\b"
+    # "what does it mean if ...", "does it matter whether ...", "how much does it cost to ..."
+    r"|\b(?:does|do|would|will)\s+it\s+(?:mean|matter|make sense|cost)\b.*\b(?:to|if|when|that|whether)\b"
     r"|\bit(?:'s|\s+has|\s+had)\s+been\s+(?:\w+\s+){0,4}?(?:minutes?|hours?|days?|weeks?|months?|years?|a while|ages|forever)\b"
     r"|\bit\s+(?:takes?|took|will take)\s+(?:\w+\s+){0,3}?(?:minutes?|hours?|days?|weeks?|months?|years?|long|a while)\b"
 )
