@@ -57,16 +57,23 @@ def _run(args) -> int:
     root = find_project_root()
     if _bad_params(root, args.params) or _unknown_notebooks(notebooks(root), args.only):
         return 2
-    if args.corpus and not Path(args.corpus).expanduser().is_dir() and not (root / args.corpus).is_dir():
-        from .pipeline.workbench import not_a_folder
-
-        given = Path(args.corpus).expanduser()
-        print(f"error: {not_a_folder(given if given.is_absolute() or given.exists() else root / given, args.corpus)}", file=sys.stderr)
+    if args.corpus and _not_a_folder(root, args.corpus):
         return 2
     corpus = _rel(root, args.corpus) if args.corpus else None  # no absolute paths in stored notebooks
     if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
         os.environ["QSPACE_ENGINE"] = args.engine
     return run(root, args.params, args.name, corpus, only=args.only, contractnli=args.contractnli or "")
+
+
+def _not_a_folder(root: Path, corpus: str) -> bool:
+    """Whether --corpus names no folder (said on standard error: what it is instead)."""
+    if Path(corpus).expanduser().is_dir() or (root / corpus).is_dir():
+        return False
+    from .pipeline.workbench import not_a_folder
+
+    given = Path(corpus).expanduser()
+    print(f"error: {not_a_folder(given if given.is_absolute() or given.exists() else root / given, corpus)}", file=sys.stderr)
+    return True
 
 
 def _rel(root: Path, given: str) -> str:
@@ -152,9 +159,14 @@ def _ask(args) -> int:
     from .pipeline import Workbench
 
     root = find_project_root()
-    if args.run == "default" and not (reports_root(root) / "default" / "artifacts.json").is_file():
+    run = args.run or ("ask" if args.corpus else "default")
+    if args.corpus:  # a folder asked directly: what ask reads is computed (or reused) and recorded as the run
+        if _not_a_folder(root, args.corpus) or _bad_params(root, args.params):
+            return 2
+        corpus, params = _rel(root, args.corpus), args.params
+    elif run == "default" and not (reports_root(root) / run / "artifacts.json").is_file():
         corpus, params = "sample_corpus", "params/default.yaml"  # computed on first use
-    elif (run_dir := _finished_run(root, args.run)) is not None:
+    elif (run_dir := _finished_run(root, run)) is not None:
         rec = json.loads((run_dir / "artifacts.json").read_text(encoding="utf-8"))
         corpus, params = rec.get("corpus"), rec.get("params_file") or "params/default.yaml"
     else:
@@ -174,7 +186,7 @@ def _ask(args) -> int:
         if asked.is_empty():
             print(f"error: {args.question_set}: no question (every line is blank)", file=sys.stderr)
             return 2
-    wb = Workbench(params_file=params, corpus_arg=corpus, run_name=args.run)
+    wb = Workbench(params_file=params, corpus_arg=corpus, run_name=run)
     ask = wb.asker()
     try:
         if asked is not None:
@@ -392,8 +404,18 @@ def main(argv: list[str] | None = None) -> int:
         "is asked, and scored against its expected answers: right answers by kind, then each miss and why",
     )
     a.add_argument(
-        "--run", default="default", type=run_name, help="answer from this run's corpus and parameters (reports/RUN/artifacts.json)"
+        "--run",
+        type=run_name,
+        help="answer from this run's corpus and parameters (reports/RUN/artifacts.json; default: the run 'default', "
+        "or 'ask' with --corpus)",
     )
+    a.add_argument(
+        "--corpus",
+        metavar="FOLDER",
+        help="answer from this folder instead of a finished run's: what ask reads is computed on first use (no "
+        "notebooks) and recorded as the run --run names",
+    )
+    a.add_argument("--params", default="params/default.yaml", help="parameters file, with --corpus")
     a.add_argument(
         "--within",
         action="append",

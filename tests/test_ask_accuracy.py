@@ -148,6 +148,27 @@ def test_ask_command_scores_a_question_set(root, tmp_path, capsys, monkeypatch):
     assert json.loads(capsys.readouterr().out)[0]["citation"]["document"] == "policy/procurement_policy.md"
 
 
+def test_ask_command_answers_from_a_folder_named_with_corpus(root, tmp_path, capsys, monkeypatch):
+    """`qspace ask --corpus FOLDER` answers from a folder no run has read (a newcomer's first try:
+    it was 'unrecognized arguments'), recorded as the run 'ask' (the default run is left alone); a
+    folder that is not there, or a file, is an error saying so."""
+    from qspace_frames.cli import main
+
+    monkeypatch.setenv("QSPACE_REPORTS", str(tmp_path / "reports"))
+    monkeypatch.setenv("QSPACE_STORE", str(tmp_path / "store"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "leave.md").write_text("# Annual leave\n\nEmployees may carry over at most five days of annual leave into the next year.\n")
+    assert main(["ask", "--corpus", str(docs), "--json", "How many days of annual leave can be carried over into the next year?"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]
+    assert got["status"] == "answered" and "at most five days" in got["quote"] and got["citation"]["document"] == "leave.md"
+    assert (tmp_path / "reports" / "ask" / "artifacts.json").is_file() and not (tmp_path / "reports" / "default").exists()
+    assert main(["ask", "--corpus", str(tmp_path / "nope"), "Who?"]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert main(["ask", "--corpus", str(docs / "leave.md"), "Who?"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
 def test_a_question_is_answered_within_the_documents_its_scope_names(wb):
     """A scope is a glob over the documents' paths or file names: within the procurement policy the
     CFO rule answers; within the SOPs, which do not hold it, it does not; a scope naming no document
