@@ -183,6 +183,7 @@ def _input_frame(questions) -> pl.DataFrame:
         .str.strip_chars()
         .str.replace(FRAMING[0], "")
         .str.replace(FRAMING[1], "$1")
+        .str.replace(FRAMING[2], "$1 ")
     )
     return df.with_columns(t.alias("_t"))
 

@@ -27,7 +27,8 @@ CLOSED_CLASS = {
 }
 
 # Phrases that frame a question without saying what it is about ("In plain terms, what is PAM?",
-# "Quick question: ...", "... , in simple terms?"): read as if the question did not hold them.
+# "Quick question: ...", "... , in simple terms?", a hedge after its question word: "What exactly
+# is an ABI?"): read as if the question did not hold them.
 _PLAINLY = r"in (?:plain|simple|layman'?s|everyday|basic) (?:terms|english|words)"
 # an identifier of code (CAP_LINUX_IMMUTABLE, GRUB_CMDLINE_LINUX): a word joined to another by "_",
 # which names no concept of the dictionary (its "cap" is no per diem cap)
@@ -42,6 +43,7 @@ FISCAL_PERIOD = r"^(?:FY|CY)\d+$"
 FRAMING = (
     rf"(?i)^(?:{_PLAINLY}|in a nutshell|simply put|put simply|quick question|just (?:curious|wondering)|out of curiosity)\s*[,:;-]\s*",
     rf"(?i),?\s*{_PLAINLY}\s*(\?*)$",  # "..., in simple terms?": the question mark kept
+    r"(?i)^(what|who|which|where|when|how)\s+(?:exactly|really|actually|precisely)\s+",
 )
 
 # the commonest Spanish function words, question words and auxiliaries ("¿Quién debe aprobar ...?")
