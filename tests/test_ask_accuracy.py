@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -235,10 +236,14 @@ def test_the_independent_check_is_verbatim_and_apart_from_the_development_set(ro
             assert re.sub(r"\s+", " ", a).strip() in text, (r["id"], a)
 
 
-@pytest.mark.parametrize("name", ["nu4", "nu5", "nu6", "nu7", "nu8"])
+UNSEEN_SETS = sorted(p.stem for p in (Path(__file__).parent / "data" / "ask_unseen").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("name", UNSEEN_SETS)
 def test_each_unseen_set_reads_and_names_a_folder_the_fetch_script_makes(root, name):
     """tests/data/ask_unseen/: each set is a valid question set of 45 answerable and 5 unanswerable
-    questions over the one folder `scripts/unseen_corpora.py` fetches for it, with a held-out part."""
+    questions over the one folder `scripts/unseen_corpora.py` fetches for it (its documents among
+    the files fetched), with a held-out part."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("unseen_corpora", root / "scripts" / "unseen_corpora.py")
@@ -248,6 +253,8 @@ def test_each_unseen_set_reads_and_names_a_folder_the_fetch_script_makes(root, n
     assert qs.height == 50 and (qs["answers"].list.len() == 0).sum() == 5
     assert set(qs["corpus"]) == {f"unseen/{name}"} and name in fetcher.SETS
     assert "holdout" in set(qs["split"])
+    sources = fetcher.SETS[name] if isinstance(fetcher.SETS[name][0], tuple) else (fetcher.SETS[name],)
+    assert set(qs["document"].drop_nulls()) <= {file for *_, files in sources for file in files}
 
 
 def test_only_the_questions_a_corpus_can_be_asked_are_asked_of_it():
