@@ -67,11 +67,11 @@ def _run(args) -> int:
 
 def _not_a_folder(root: Path, corpus: str) -> bool:
     """Whether --corpus names no folder (said on standard error: what it is instead)."""
-    if Path(corpus).expanduser().is_dir() or (root / corpus).is_dir():
+    given = Path(corpus).expanduser()
+    if given.is_dir() or (root / corpus).is_dir():
         return False
     from .pipeline.workbench import not_a_folder
 
-    given = Path(corpus).expanduser()
     print(f"error: {not_a_folder(given if given.is_absolute() or given.exists() else root / given, corpus)}", file=sys.stderr)
     return True
 

@@ -152,11 +152,15 @@ SETS = {
 }
 
 
+def sources(name: str) -> tuple[tuple, ...]:
+    """The (package, version, folder, files) of each package the set is written over."""
+    return SETS[name] if isinstance(SETS[name][0], tuple) else (SETS[name],)
+
+
 def fetch(name: str, out: Path) -> list[str]:
     """The set's folder written to `out`; the names of the files whose bytes differ from the set's."""
-    sources = SETS[name] if isinstance(SETS[name][0], tuple) else (SETS[name],)
     out.mkdir(parents=True, exist_ok=True)
-    return [file for source in sources for file in _fetch(name, source, out)]
+    return [file for source in sources(name) for file in _fetch(name, source, out)]
 
 
 def _fetch(name: str, source: tuple, out: Path) -> list[str]:

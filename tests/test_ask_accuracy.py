@@ -253,8 +253,7 @@ def test_each_unseen_set_reads_and_names_a_folder_the_fetch_script_makes(root, n
     assert qs.height == 50 and (qs["answers"].list.len() == 0).sum() == 5
     assert set(qs["corpus"]) == {f"unseen/{name}"} and name in fetcher.SETS
     assert "holdout" in set(qs["split"])
-    sources = fetcher.SETS[name] if isinstance(fetcher.SETS[name][0], tuple) else (fetcher.SETS[name],)
-    assert set(qs["document"].drop_nulls()) <= {file for *_, files in sources for file in files}
+    assert set(qs["document"].drop_nulls()) <= {file for *_, files in fetcher.sources(name) for file in files}
 
 
 def test_only_the_questions_a_corpus_can_be_asked_are_asked_of_it():
