@@ -687,6 +687,29 @@ def test_a_question_naming_a_party_is_answered_from_the_documents_naming_it(tmp_
     assert by_q == {"q1": ["bolt.md"], "q2": ["acme.md", "bolt.md", "cobalt.md"], "q3": ["acme.md", "bolt.md"]}
 
 
+def test_the_first_word_of_each_sentence_of_a_question_is_no_name(tmp_path, root):
+    """A question "I'd rather not post my patch to the list. Who can I email it to privately?" names no one: its
+    second sentence's "Who" once scoped it to the documents holding "who" (the tracker's page), and
+    the address was never searched. A period after an initial ends no sentence: "e.l.f. Beauty" is named."""
+    tracker = "# Bug tracker\n\nAnyone who finds a regression should report it to the regressions@tracker.example.org list.\n"
+    patches = (
+        "# Submitting patches\n\nPatches should be sent to the development mailing list.\n\n"
+        "If you prefer sending them by private email, you may email them to maintainer@patches.example.org.\n"
+    )
+    beauty = "# e.l.f. Beauty\n\ne.l.f. Beauty stores loyalty points for two years.\n"
+    wb = _small_corpus(tmp_path, root, {"tracker.md": tracker, "patches.md": patches, "beauty.md": beauty})
+    got = wb.ask(["I'd rather not post my patch to the list. Who can I email it to privately?"])
+    assert got["document"][0] == "patches.md" and "maintainer@patches.example.org" in got["quote"][0]
+    from qspace_frames.ask.answer import named_documents
+
+    units, _ = wb.ask_corpus()
+    docs = dict(wb.read("corpus", "inventory").select("doc_id", "path").rows())
+    asked = ["I'd rather not post my patch to the list. Who can I email it to privately?", "How long does e.l.f. Beauty keep points?"]
+    scope = named_documents(parse_questions(asked), units)
+    by_q = {q: sorted(docs[d] for d in g["doc_id"]) for (q,), g in scope.group_by(["query_id"])}
+    assert by_q == {"q1": ["beauty.md", "patches.md", "tracker.md"], "q2": ["beauty.md"]}
+
+
 def test_a_questions_answer_does_not_depend_on_the_questions_asked_with_it(tmp_path, root):
     """One question names "Oaktree Capital Management", another only "Oaktree": asked together, the
     first is still answered from the document naming its whole name, and with the same quote as

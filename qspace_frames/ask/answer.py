@@ -928,10 +928,17 @@ PERIOD_BOOST = 0.5
 NAME_WEIGHT = 0.5
 
 
+# a sentence's first word, capitalised whatever it is; a sentence ends at "?", "!" or a period
+# after a word, not after an initial ("e.l.f. Beauty", "Care G. B. Plus")
+SENTENCE_OPENING = r"(^|(?:[?!]|\w\w\.)\s+)\W*\w+"
+
+
 def _name_list(text: pl.Expr = pl.col("question")) -> pl.Expr:
-    """The capitalised words of a question after its first (rules.NAMES), a possessive's "'s"
-    left out ("Ticketmaster's mailing address": the documents say "Ticketmaster")."""
-    return text.str.replace(r"^\W*\w+", "").str.replace_all(r"(\w)['’]s\b", "$1").str.extract_all(NAMES)
+    """The capitalised words of a question after the first of each of its sentences (rules.NAMES):
+    "I'd rather not post my patch to the list. Who can I email it to?" names no one (its "Who"
+    chose the documents holding "who"). A possessive's "'s" is left out ("Ticketmaster's mailing
+    address": the documents say "Ticketmaster")."""
+    return text.str.replace_all(SENTENCE_OPENING, "$1").str.replace_all(r"(\w)['’]s\b", "$1").str.extract_all(NAMES)
 
 
 def _names() -> pl.Expr:
