@@ -2092,6 +2092,20 @@ def test_a_manual_page_section_after_the_term_still_defines_it(tmp_path, root):
     )
 
 
+def test_a_term_set_beside_what_it_is_is_defined_there(tmp_path, root):
+    """ "Package names also include the abiname, a small integer, which identifies ..." defines the
+    abiname by apposition; the question names the term by where it is seen ("the abiname that shows
+    up in package names"), and a sentence naming it without saying what it is comes first in rank."""
+    doc = (
+        "# Kernel packages\n\nThe abiname shows up in package names such as linux-image-6.1.0-13-amd64.\n\n"
+        "Package names also include the abiname, a small integer, which identifies the kernel's binary compatibility level.\n"
+    )
+    got = _asked(tmp_path, root, "kernel.md", doc, ["What is the abiname that shows up in kernel package names?"])
+    assert got["quote"].to_list() == [
+        "Package names also include the abiname, a small integer, which identifies the kernel's binary compatibility level."
+    ], got.select("status", "quote")
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

@@ -1510,6 +1510,9 @@ DEFINITIONS = (
     # sales outstanding; definition = Average trade receivables ...")
     r"(?i)^\s*\|\s*[\"“'‘`]?{t}[\"”'’`]?\s*\|\s*\S"
     r"|(?i)^Row \d+:(?:\s*[^=;\n]{{1,40}}=[^;\n]*;){{0,3}}\s*[^=;\n]{{1,40}}=\s*[\"“'‘`]?{t}[\"”'’`]?\s*;\s*[^=;\n]{{1,40}}=\s*\S",
+    # ... then the term with what it is set beside it ("Package names also include the abiname, a
+    # small integer, which identifies ...")
+    r"(?i)\b{t},\s+(?:a|an)\s+[^,.;:]{{3,80}}[,.;]",
 )
 
 

@@ -936,6 +936,8 @@ DEFINES = (
     # "Which licenses count as a 'Covered License' ...?": the quoted term is defined
     rf"(?i)\b(?:which|what) [\w -]{{1,40}}? (?:counts?|qualif(?:y|ies)) as (?:a |an |the )?[{_Q}]([^?{_QE}]+)[{_QE}]",
     r"(?i)^\s*(?:what is|what's|define) (?:a |an )?([^?,]{2,40}?)\s*\?*$",
+    # a term named by where it is seen: "What is the abiname that shows up in Debian kernel package names?"
+    r"(?i)^\s*(?:what is|what's) the ([\w-]+) (?:that|which) (?:shows? up|appears?|is shown|you see)\b",
     # a term with its expansion, asked of where it is used: "what is PAM (Pluggable Authentication Modules) on Debian?"
     r"(?i)^\s*(?:what is|what's|what are) (?:a |an )?([^?,(]{2,40}?)\s*\([^)]{2,80}\)(?:\s+(?:on|in|under|for) [^?,]{1,30})?\s*\?*$",
     # the part a thing plays is what it is ("What role does NSS (Name Service Switch) play on a Debian system?")
