@@ -2106,6 +2106,30 @@ def test_a_term_set_beside_what_it_is_is_defined_there(tmp_path, root):
     ], got.select("status", "quote")
 
 
+def test_a_length_of_time_written_with_a_is_a_duration(tmp_path, root):
+    """ "within a month" is a length of time as "within 30 days" is: "How long ... before they close
+    it?" is answered by the sentence giving it, not by a list item ranked above it that holds the
+    question's words and no time ("Searching the bug tracker (including closed bugs)")."""
+    doc = (
+        "# Reporting kernel bugs\n\nBefore reporting a bug, try:\n\n- Searching the kernel bug tracker (including closed bugs)\n\n"
+        "The team may ask for the output of the bug script. "
+        "If we do not receive this information within a month of the request, the bug may be closed.\n"
+    )
+    got = _asked(tmp_path, root, "bugs.md", doc, ["The kernel team asked for output on my bug. How long do I have before they close it?"])
+    assert got["quote"].to_list() == ["If we do not receive this information within a month of the request, the bug may be closed."], (
+        got.select("status", "quote")
+    )
+    from qspace_frames.ask.dictionary import answer_pattern
+
+    duration = answer_pattern("duration")
+    assert pl.Series(["for an hour", "within a fortnight", "a monthly fee", "a year-end report"]).str.contains(duration).to_list() == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""
