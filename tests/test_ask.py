@@ -2130,6 +2130,20 @@ def test_a_length_of_time_written_with_a_is_a_duration(tmp_path, root):
     ]
 
 
+def test_a_footnote_gives_way_to_the_main_text_holding_as_many_of_the_questions_words(tmp_path, root):
+    """A footnote ("[14] The default package name field length of aptitude is 30.") ranks first for
+    "What's the recommended maximum length for a package name?" by its few words; the main text's
+    sentence holding as many of them answers."""
+    doc = (
+        "# Package names\n\nThe package name must consist only of lower case letters, digits and the characters plus, minus and dot. "
+        "It is a good idea to keep its length within 30 characters.\n\n"
+        "Many tools show the package name in a field of its own.\n\n"
+        "[14] The default package name field length of aptitude is 30.\n"
+    )
+    got = _asked(tmp_path, root, "names.md", doc, ["What's the recommended maximum length for a package name?"])
+    assert got["quote"].to_list() == ["It is a good idea to keep its length within 30 characters."], got.select("status", "quote")
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""

@@ -1596,6 +1596,11 @@ def _definition_patterns(parsed: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# a footnote ("[14] The default package name field length of aptitude is 30.") is an aside: of
+# candidates holding as many of the question's words, one of the main text comes first
+MAIN_TEXT = ~pl.col("text").str.contains(r"^\s*\[\d{1,3}\]\s")
+
+
 def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dictionary, units: pl.DataFrame) -> pl.DataFrame:
     """The answers of `parsed` from their `ranked` candidates (`_ranked`, SHOWN_DEPTH deep: deep
     enough for a contact value or a definition further down)."""
@@ -1636,8 +1641,8 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         confirmed.filter(pl.col("_confirmed"))
         .join(questions, on="query_id", how="left")
         .filter(_not_a_party_listing("_question"))
-        .with_columns(_fits().alias("_fits"))
-        .sort(["query_id", "_fits", "_names_it", "_coverage", "_counts", "_own", "_rank"], descending=[False, *[True] * 5, False])
+        .with_columns(_fits().alias("_fits"), MAIN_TEXT.alias("_main"))
+        .sort(["query_id", "_fits", "_names_it", "_coverage", "_main", "_counts", "_own", "_rank"], descending=[False, *[True] * 6, False])
         .group_by("query_id", maintain_order=True)
         .first()
     )
@@ -1647,7 +1652,8 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     plain = (
         _showing_value(confirmed.join(best, on="query_id", how="anti"), dictionary)
         .filter((pl.col("_coverage") >= WHOLE_COVERAGE) & ~pl.col("query_id").is_in(parsed.filter(SHOWN)["id"].implode()))
-        .sort(["query_id", "_rank"])
+        .with_columns(MAIN_TEXT.alias("_main"))
+        .sort(["query_id", "_main", "_rank"], descending=[False, True, False])
         .group_by("query_id", maintain_order=True)
         .first()
     )
