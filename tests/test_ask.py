@@ -2144,6 +2144,21 @@ def test_a_footnote_gives_way_to_the_main_text_holding_as_many_of_the_questions_
     assert got["quote"].to_list() == ["It is a good idea to keep its length within 30 characters."], got.select("status", "quote")
 
 
+def test_a_count_is_answered_by_the_number_counting_it_holding_a_third_of_a_long_questions_words(tmp_path, root):
+    """ "How many bytes ...?" is answered by "... plus 28 bytes for the IPv4 and plus 48 bytes for the
+    IPv6", which counts bytes and holds four of the question's twelve words."""
+    doc = (
+        "# Network tuning\n\nUse ping with the do-not-fragment flag to probe the largest payload that passes unfragmented.\n\n"
+        "MTU is the maximum data packet size without IP fragmentation plus 28 bytes for the IPv4 and plus 48 bytes for the IPv6.\n"
+    )
+    q = "When probing the MTU with ping, how many bytes of header overhead must be added to the largest unfragmented payload"
+    q += " for IPv4 and IPv6?"
+    got = _asked(tmp_path, root, "net.md", doc, [q])
+    assert got["quote"].to_list() == [
+        "MTU is the maximum data packet size without IP fragmentation plus 28 bytes for the IPv4 and plus 48 bytes for the IPv6."
+    ], got.select("status", "quote")
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""
