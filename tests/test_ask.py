@@ -2159,6 +2159,19 @@ def test_a_count_is_answered_by_the_number_counting_it_holding_a_third_of_a_long
     ], got.select("status", "quote")
 
 
+def test_a_reboot_is_a_boot(tmp_path, root):
+    """The dictionary's restart concept: "when the machine is rebooted" is answered by the sentence
+    saying what happens "for each boot up", whose other words are the question's too."""
+    doc = (
+        "# Boot\n\nThe machine can be rebooted with systemctl reboot.\n\n"
+        'After mounting all the filesystems, temporary files in "/tmp" are cleaned for each boot up.\n'
+    )
+    got = _asked(tmp_path, root, "boot.md", doc, ["What happens to the files I leave in /tmp when the machine is rebooted?"])
+    assert got["quote"].to_list() == ['After mounting all the filesystems, temporary files in "/tmp" are cleaned for each boot up.'], (
+        got.select("status", "quote")
+    )
+
+
 def test_what_comes_next_after_a_step_told_first_is_the_next_item(tmp_path, root):
     """Questions like "In the X process, once Y, what happens next?" and "I did Y. What do I do next?" name the step
     done: the answer is the list item after it, past the code block its item shows."""
