@@ -1644,8 +1644,11 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
         confirmed.filter(pl.col("_confirmed"))
         .join(questions, on="query_id", how="left")
         .filter(_not_a_party_listing("_question"))
-        .with_columns(_fits().alias("_fits"), MAIN_TEXT.alias("_main"))
-        .sort(["query_id", "_fits", "_names_it", "_coverage", "_main", "_counts", "_own", "_rank"], descending=[False, *[True] * 6, False])
+        .with_columns(_fits().alias("_fits"), MAIN_TEXT.alias("_main_text"))
+        .sort(
+            ["query_id", "_fits", "_names_it", "_coverage", "_main_text", "_counts", "_own", "_rank"],
+            descending=[False, *[True] * 6, False],
+        )
         .group_by("query_id", maintain_order=True)
         .first()
     )
@@ -1655,8 +1658,8 @@ def _answer_simple(parsed: pl.DataFrame, ranked: pl.DataFrame, dictionary: Dicti
     plain = (
         _showing_value(confirmed.join(best, on="query_id", how="anti"), dictionary)
         .filter((pl.col("_coverage") >= WHOLE_COVERAGE) & ~pl.col("query_id").is_in(parsed.filter(SHOWN)["id"].implode()))
-        .with_columns(MAIN_TEXT.alias("_main"))
-        .sort(["query_id", "_main", "_rank"], descending=[False, True, False])
+        .with_columns(MAIN_TEXT.alias("_main_text"))
+        .sort(["query_id", "_main_text", "_rank"], descending=[False, True, False])
         .group_by("query_id", maintain_order=True)
         .first()
     )
