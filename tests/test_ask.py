@@ -2331,3 +2331,18 @@ def test_a_technical_name_the_corpus_never_writes_is_declined_and_said(tmp_path,
     assert "No answer found: no document of the corpus mentions 'ed25519'." in shown
     assert to_json(got)[0]["unmentioned"] == ["ed25519"] and to_json(got)[1]["unmentioned"] == []
     jsonschema.validate(to_json(got), ANSWER_JSON_SCHEMA)
+
+
+def test_getting_bigger_forever_is_growing_indefinitely(tmp_path, root):
+    """The dictionary's growth and indefinitely concepts: a log "getting bigger forever" is one that
+    grows indefinitely, so the sentence saying so ranks first among the candidates offered beside
+    "no answer" (the question's other words, "keeps", "writes", "problem", are not the rule's)."""
+    doc = (
+        "# Log files\n\n"
+        'Log files should usually be named "/var/log/package.log".\n\n'
+        "If you have many log files, you should usually create a directory named /var/log/package and place your log files there.\n\n"
+        "Log files must be rotated occasionally so that they don't grow indefinitely.\n"
+    )
+    got = _asked(tmp_path, root, "logs.md", doc, ["my package writes a log that just keeps getting bigger forever, is that a problem?"])
+    first = got["quote"][0] or got["nearest"][0][0]["quote"]
+    assert first == "Log files must be rotated occasionally so that they don't grow indefinitely.", got.select("status", "quote", "nearest")
