@@ -2333,6 +2333,22 @@ def test_a_technical_name_the_corpus_never_writes_is_declined_and_said(tmp_path,
     jsonschema.validate(to_json(got), ANSWER_JSON_SCHEMA)
 
 
+def test_who_can_help_asks_for_a_way_to_reach_help(tmp_path, root):
+    """ "Who can help me ...?" asks how to reach help (the contact type) and "help" is "assistance"
+    (a concept of the dictionary): the sentence giving an address and a number for assistance
+    answers, not the preamble naming the site's address, which holds as many of the question's words."""
+    doc = (
+        "# Privacy Policy\n\n"
+        "Your access to and use of any of the Example Gazette websites, including www.example-gazette.com, is governed by this policy.\n\n"
+        "You can correct or update your personally identifiable information through the My Profile Page.\n\n"
+        "For assistance in updating your information, contact us via email at: help@example-gazette.com or by calling 1-855-555-0100.\n"
+    )
+    got = _asked(tmp_path, root, "gazette.txt", doc, ["Who can help me update my profile information on the Example Gazette site?"])
+    assert got["quote"].to_list() == [
+        "For assistance in updating your information, contact us via email at: help@example-gazette.com or by calling 1-855-555-0100."
+    ], got.select("status", "answer_type", "quote")
+
+
 def test_getting_bigger_forever_is_growing_indefinitely(tmp_path, root):
     """The dictionary's growth and indefinitely concepts: a log "getting bigger forever" is one that
     grows indefinitely, so the sentence saying so ranks first among the candidates offered beside
