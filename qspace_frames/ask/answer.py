@@ -97,7 +97,13 @@ MIN_COVERAGE = 0.6  # share of the question's keyword groups a candidate (with i
 # (cosine 0.6-0.9; the gate simulated on the development and first check sets) reaches 1-4 more
 # declined answers but lets 2-13 more of the 19 unanswerable questions through; pseudo-relevance
 # feedback on the candidates (words of the first 3) loses 2-4 development answers; TOP_K 6 or 12 and
-# names weighed 0.25 are no better
+# names weighed 0.25 are no better. Also measured and dropped, on every set: each word weighed by how
+# much more often the corpus says it than everyday English ("keeps", "problem" count little in a
+# packaging manual): tuning halves +2 to +6, held out +3 to +6, but two or three unanswerable
+# questions answered ("What is the maximum size of a .deb file ...?"); by its corpus IDF, or leaving
+# out the groups no sentence holds: nothing gained; the sentence before a candidate searched with it
+# (all of them: tuning +4, held out -4; after a pronoun: +1 -1); the candidates re-ranked by the
+# corpus's latent space (`evaluation.semantic`, weight 0.3-1): held out +3, tuning halves -6
 # ... or, for a count, the share of a candidate whose number counts what the question counts
 # (`_counting`): "How many runlevels are there in the System V style boot scheme?" is answered by
 # "Linux has 7 runlevels:", which holds two of its five words (development 111 -> 112 of 164, an

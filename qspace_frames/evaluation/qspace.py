@@ -468,6 +468,11 @@ def _with_meaning(units: pl.DataFrame, similarity: pl.DataFrame, p: EvalParams) 
 # 0.1-0.5: ContractNLI R@512 +.003 to +.009 in every setting, PolicyQA R@256 and R@512 +.001 to +.004,
 # the other budgets within .003. Statistics are those of the units ranked (the questions' documents)
 FEEDBACK_DEPTH, FEEDBACK_TERMS = 3, 5
+# Measured and dropped beside it (development recall at 256-2048 tokens): the expert dictionary's
+# variants of the concepts a question names, searched at 0.3 of a question word's weight (ContractNLI
+# R@256 .726 -> .721, PolicyQA within +.002), or only those bridging a word the corpus lacks (nothing
+# moved); each sentence's share of the question's IDF (-.007 at 512 on ContractNLI); the ask
+# strategy's ranking fused in (reciprocal ranks, or its first sentence first: lower or unchanged)
 
 
 def unit_counts(units: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, float]:
