@@ -83,6 +83,18 @@ def test_a_malformed_question_set_names_file_line_and_key(tmp_path):
     f.write_text('{"id": "a", "question": "Who?", "kind": "role", "scope": ["a.md"]}\n')
     with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'scope' must be a non-empty string"):
         read_question_set(f)
+    # found by a helper feeding odd files to qspace ask --questions: each was a traceback
+    f.write_bytes(b'{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "b", "question": "Caf\xe9?", "kind": "role"}\n')
+    with pytest.raises(QuestionSetError, match=r"set.jsonl:2: not UTF-8 text \(byte 0xe9\)"):
+        read_question_set(f)
+    f.write_text("5\n")
+    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: a question must be a JSON object, not int"):
+        read_question_set(f)
+    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "corpus": {"x": 1}}\n')
+    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'corpus' must be a string"):
+        read_question_set(f)
+    with pytest.raises(QuestionSetError, match=r"missing.jsonl: cannot be read \(No such file or directory\)"):
+        read_question_set(tmp_path / "missing.jsonl")
 
 
 def dev_set(root) -> pl.DataFrame:

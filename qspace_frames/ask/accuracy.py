@@ -49,7 +49,7 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
     error naming its file, line and key. Ids must be unique across the files."""
     rows: list[dict] = []
     for path in paths:
-        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(_lines(path), 1):
             if not line.strip():
                 continue
             where = f"{path}:{n}"
@@ -57,6 +57,8 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise QuestionSetError(f"{where}: not JSON ({e.msg})") from None
+            if not isinstance(rec, dict):
+                raise QuestionSetError(f"{where}: a question must be a JSON object, not {type(rec).__name__}")
             for key in ("id", "question", "kind"):
                 if not isinstance(rec.get(key), str) or not rec[key].strip():
                     raise QuestionSetError(f"{where}: key {key!r} must be a non-empty string")
@@ -67,6 +69,9 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
                 raise QuestionSetError(f"{where}: key 'yes_no' must be yes or no")
             if rec.get("scope") is not None and not (isinstance(rec["scope"], str) and rec["scope"].strip()):
                 raise QuestionSetError(f"{where}: key 'scope' must be a non-empty string (a glob of documents)")
+            for key in ("corpus", "document"):
+                if rec.get(key) is not None and not isinstance(rec[key], str):
+                    raise QuestionSetError(f"{where}: key {key!r} must be a string")
             if rec.get("split", "dev") not in SPLITS:
                 raise QuestionSetError(f"{where}: key 'split' must be one of {', '.join(SPLITS)}")
             rows.append({k: rec.get(k) for k in QUESTION_SET} | {"answers": answers, "split": rec.get("split", "dev")})
@@ -75,6 +80,17 @@ def read_question_set(*paths: str | Path) -> pl.DataFrame:
     if dup:
         raise QuestionSetError(f"question ids repeated: {', '.join(dup[:5])}")
     return frame
+
+
+def _lines(path: str | Path) -> list[str]:
+    """The lines of a question set file, read as UTF-8 (JSON's encoding); an unreadable file is an error naming it."""
+    try:
+        return Path(path).read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise QuestionSetError(f"{path}:{line}: not UTF-8 text (byte 0x{e.object[e.start]:02x}); JSON lines are UTF-8") from None
+    except OSError as e:
+        raise QuestionSetError(f"{path}: cannot be read ({e.strerror})") from None
 
 
 def askable(questions: pl.DataFrame, documents: pl.Series) -> pl.DataFrame:
