@@ -2362,3 +2362,18 @@ def test_getting_bigger_forever_is_growing_indefinitely(tmp_path, root):
     got = _asked(tmp_path, root, "logs.md", doc, ["my package writes a log that just keeps getting bigger forever, is that a problem?"])
     first = got["quote"][0] or got["nearest"][0][0]["quote"]
     assert first == "Log files must be rotated occasionally so that they don't grow indefinitely.", got.select("status", "quote", "nearest")
+
+
+def test_a_question_too_short_to_name_its_topic_is_answered_when_one_document_speaks_of_it(tmp_path, root):
+    """ "How much is the deposit?" has one content word, too few to say what it is about; it is
+    answered when the corpus speaks of a deposit in one document only, and sent back for
+    clarification when several documents do (whose deposit?). Found by a helper: a one-page
+    corpus saying "The deposit is $200." was asked to clarify."""
+    lease = "# Lease\n\nThe deposit is $200.\n\nThe rent is due on the first day of each month.\n"
+    (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
+    got = _small_corpus(tmp_path / "one", root, {"lease.md": lease}).ask(["How much is the deposit?", "Approval?"])
+    assert got["status"].to_list() == ["answered", "clarification"], got.select("status", "quote", "clarification")
+    assert got["quote"][0] == "The deposit is $200."
+    hall = "# Hall hire\n\nThe deposit is $500, returned after the event.\n"
+    got = _small_corpus(tmp_path / "two", root, {"lease.md": lease, "hall.md": hall}).ask(["How much is the deposit?"])
+    assert got["status"].to_list() == ["clarification"], got.select("status", "quote")

@@ -29,7 +29,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from . import compare, spelling
 from .dictionary import Dictionary, answer_types
-from .parse import ORDINAL, STATED_BEFORE, asks_yes_no, dx_bounds, parse_questions, valid_text
+from .parse import ORDINAL, STATED_BEFORE, TOO_SHORT, asks_yes_no, dx_bounds, parse_questions, valid_text
 from .rules import (
     ADDRESS_BLOCK,
     ADDRESS_QUESTION,
@@ -726,6 +726,11 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         subs.select(pl.col("sub_id").alias("id"), "context", "antecedent"), on="id", how="left"
     )
     simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
+    # a question too short to say what it is about ("What is the fee?") is searched too: it is
+    # answered when the corpus speaks of it in one document only (`_said_once`), sent back otherwise
+    too_short = parsed.filter(
+        (pl.col("decomposition_pattern") == "single") & pl.col("ambiguity_reason").str.starts_with(TOO_SHORT).fill_null(False)
+    )
     # a question about order is answered from document order when its anchor is found, else as any other
     ordered = simple_q.filter(in_order)
     # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
@@ -737,7 +742,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         dictionary,
     )
     # every question, sub-question and anchor ranked at once: the corpus is read and counted once
-    searched = _bridged(pl.concat([simple_q, sub_parsed, named], how="diagonal_relaxed"), dictionary, units["text"])
+    searched = _bridged(pl.concat([simple_q, sub_parsed, named, too_short], how="diagonal_relaxed"), dictionary, units["text"])
     ranked = _ranked(searched, units, leaves, dictionary, p, SHOWN_DEPTH) if searched.height else None
     unknown = unmentioned(searched, units).filter(pl.col("unmentioned").list.len() > 0)
     if ranked is not None and unknown.height:  # nothing the corpus says answers them
@@ -772,6 +777,10 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         ordered_values = compare.answered(compound.filter(pl.col("decomposition_pattern") == "comparison"))
         rows.append(compound.drop("decomposition_pattern").join(ordered_values, on="id", how="left"))
     vague = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_not_null())
+    if too_short.height and ranked is not None:
+        said = _said_once(too_short, _answer_simple(too_short, ranked, dictionary, units), ranked)
+        rows.append(said)
+        vague = vague.join(said.select("id"), on="id", how="anti")
     if vague.height:
         rows.append(
             vague.select(
@@ -797,6 +806,21 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         .join(order, on="id")
         .sort("_o")
         .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    )
+
+
+def _said_once(short: pl.DataFrame, answers: pl.DataFrame, ranked: pl.DataFrame) -> pl.DataFrame:
+    """The answers of the too-short questions (`short`) whose candidates holding all their words all
+    lie in the answer's document: "What is the fee?" of a corpus with one fee schedule is answered,
+    of a corpus of contracts each with its fees it is sent back."""
+    mine = ranked.join(short.select(pl.col("id").alias("query_id")), on="query_id", how="semi")
+    whole = _covered(short, mine).filter(pl.col("_coverage") >= WHOLE_COVERAGE)
+    docs = whole.group_by("query_id").agg(pl.col("doc_id").unique().alias("_docs"))
+    return (
+        answers.filter(pl.col("status") == "answered")
+        .join(docs, left_on="id", right_on="query_id")
+        .filter((pl.col("_docs").list.len() == 1) & (pl.col("_docs").list.first() == pl.col("doc_id")))
+        .drop("_docs")
     )
 
 

@@ -142,6 +142,7 @@ DIRECT_WEIGHT = 1.0
 ANCHOR_WEIGHT = 0.9
 QUESTION_WEIGHT = 0.5
 MIN_CONTENT_WORDS = 2  # fewer content words than this and nothing pinned: the question is sent back ("Approval?")
+TOO_SHORT = "too short"  # ... its ambiguity_reason's opening
 
 
 assert {i for i, _, _ in INTENT_CUES} == set(INTENTS), "every detector intent needs a question cue"
@@ -848,7 +849,7 @@ def _vagueness() -> tuple[pl.Expr, pl.Expr]:
     # a term asked to be defined ("What is type design?") is the question's topic however short it is
     # and so is a dictionary concept it names ("What's the per diem?")
     short = (pl.col("_content").list.len() < MIN_CONTENT_WORDS) & ~pinned & pl.col("defined_term").is_null() & ~pl.col("_has_topic")
-    reasons.append(pl.when(short).then(pl.lit(f"too short: fewer than {MIN_CONTENT_WORDS} content words")))
+    reasons.append(pl.when(short).then(pl.lit(f"{TOO_SHORT}: fewer than {MIN_CONTENT_WORDS} content words")))
     clarify.append(
         pl.when(short).then(pl.lit("Please say what you are asking about: the document or topic, and the amount, region or period if any."))
     )
