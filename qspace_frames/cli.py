@@ -213,7 +213,9 @@ def _unread_note(inv) -> None:
     from .corpus.inventory import load_outcome
 
     unread = inv.filter(~pl.col("load_status").is_in(["loaded", "duplicate"]))
-    if unread.height:
+    if inv.is_empty():
+        print("note: the corpus holds no file; there is nothing to answer from", file=sys.stderr)
+    elif unread.height:
         print(
             f"note: {unread.height:,} of the corpus's {inv.height:,} files were not read ({load_outcome(unread)}); "
             "an answer in them cannot be found (notebook 01 lists them)",

@@ -126,6 +126,9 @@ def test_the_run_and_ask_say_which_files_were_not_read(root, tmp_path, capsys):
         "note: 2 of the corpus's 4 files were not read (1 empty, 1 unsupported (.rst 1)); "
         "an answer in them cannot be found (notebook 01 lists them)\n"
     )
+    # a folder with no file at all is said so (found by a helper: "No answer found" and nothing else)
+    _unread_note(wb.read("corpus", "inventory").clear())
+    assert capsys.readouterr().err == "note: the corpus holds no file; there is nothing to answer from\n"
 
 
 def test_bm25_chunks_are_reused_across_evaluation_sweeps(root, tmp_path):
