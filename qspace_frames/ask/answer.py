@@ -701,11 +701,12 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     parsed = parsed.with_columns(
         pl.when(whole | short | in_order).then(pl.lit("single")).otherwise(pl.col("decomposition_pattern")).alias("decomposition_pattern")
     )
+    single = pl.col("decomposition_pattern") == "single"
     # A part is searched with the names of the whole question and, in a sequence ("When did the
     # matrix take effect, and how often is it reviewed?"), with the part before it, where its "it"
     # points; a part is never sent back for clarification: the whole question says what it is about.
     subs = (
-        parsed.filter(pl.col("decomposition_pattern") != "single")
+        parsed.filter(~single)
         .select("id", "decomposition_pattern", pl.col("sub_questions"), _names().alias("_names"))
         .explode("sub_questions")
         .drop_nulls("sub_questions")
@@ -725,12 +726,10 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
     sub_parsed = parse_questions(pl.DataFrame({"id": subs["sub_id"], "question": subs["sub_questions"]}), dictionary).join(
         subs.select(pl.col("sub_id").alias("id"), "context", "antecedent"), on="id", how="left"
     )
-    simple_q = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_null())
+    simple_q = parsed.filter(single & pl.col("suggested_clarification").is_null())
     # a question too short to say what it is about ("What is the fee?") is searched too: it is
     # answered when the corpus speaks of it in one document only (`_said_once`), sent back otherwise
-    too_short = parsed.filter(
-        (pl.col("decomposition_pattern") == "single") & pl.col("ambiguity_reason").str.starts_with(TOO_SHORT).fill_null(False)
-    )
+    too_short = parsed.filter(single & pl.col("ambiguity_reason").str.starts_with(TOO_SHORT).fill_null(False))
     # a question about order is answered from document order when its anchor is found, else as any other
     ordered = simple_q.filter(in_order)
     # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
@@ -768,7 +767,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
             .agg(pl.col("sub_answer").alias("sub_answers"))
         )
         compound = (
-            parsed.filter(pl.col("decomposition_pattern") != "single")
+            parsed.filter(~single)
             .select("id", "question", "answer_type", "decomposition_pattern")
             .join(gathered, on="id", how="left")
             .with_columns(pl.lit("compound").alias("status"))
@@ -776,7 +775,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         # a comparison is answered by its parts' values put in order, when they state values of one kind
         ordered_values = compare.answered(compound.filter(pl.col("decomposition_pattern") == "comparison"))
         rows.append(compound.drop("decomposition_pattern").join(ordered_values, on="id", how="left"))
-    vague = parsed.filter((pl.col("decomposition_pattern") == "single") & pl.col("suggested_clarification").is_not_null())
+    vague = parsed.filter(single & pl.col("suggested_clarification").is_not_null())
     if too_short.height and ranked is not None:
         said = _said_once(too_short, _answer_simple(too_short, ranked, dictionary, units), ranked)
         rows.append(said)
