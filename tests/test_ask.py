@@ -2377,3 +2377,19 @@ def test_a_question_too_short_to_name_its_topic_is_answered_when_one_document_sp
     hall = "# Hall hire\n\nThe deposit is $500, returned after the event.\n"
     got = _small_corpus(tmp_path / "two", root, {"lease.md": lease, "hall.md": hall}).ask(["How much is the deposit?"])
     assert got["status"].to_list() == ["clarification"], got.select("status", "quote")
+
+
+def test_a_bare_definite_is_answered_from_the_one_document_naming_it_and_offers_only_concepts_the_corpus_holds(tmp_path, root):
+    """ "What is the cap?" names no document: over a corpus whose one contract speaks of a cap it is
+    answered there; over two contracts with caps it is sent back, without offering "per diem or
+    threshold" (the dictionary's concepts "cap" may mean), since neither is named by a word of its own."""
+    nda = "# Agreement\n\nThe liability cap is $1,000,000.\n\nPayment is due within 45 days.\n"
+    lease = "# Lease\n\nThe cap on rent increases is 3% a year.\n"
+    (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
+    got = _small_corpus(tmp_path / "one", root, {"nda.md": nda}).ask(["What is the cap?"])
+    assert got["status"].to_list() == ["answered"] and got["quote"][0] == "The liability cap is $1,000,000.", got.select("status", "quote")
+    got = _small_corpus(tmp_path / "two", root, {"nda.md": nda, "lease.md": lease}).ask(["What is the cap?"])
+    assert got["status"].to_list() == ["clarification"], got.select("status", "quote")
+    assert got["clarification"][0] == (
+        "Which document or topic does 'the cap' refer to (for example a policy, a procedure, a metric or a region)?"
+    )

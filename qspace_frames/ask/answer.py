@@ -29,7 +29,7 @@ from ..params import AffordanceParams, EvalParams
 from ..schemas import FRAGMENTS
 from . import compare, spelling
 from .dictionary import Dictionary, answer_types
-from .parse import ORDINAL, STATED_BEFORE, TOO_SHORT, asks_yes_no, dx_bounds, parse_questions, valid_text
+from .parse import ORDINAL, STATED_BEFORE, TOO_SHORT, asks_yes_no, dx_bounds, options_said, parse_questions, valid_text
 from .rules import (
     ADDRESS_BLOCK,
     ADDRESS_QUESTION,
@@ -43,6 +43,7 @@ from .rules import (
     HYPOTHETICAL,
     MODAL,
     NAMES,
+    NO_TOPIC,
     NOT_DENIAL,
     NOT_REQUIRED,
     OVER,
@@ -727,9 +728,11 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         subs.select(pl.col("sub_id").alias("id"), "context", "antecedent"), on="id", how="left"
     )
     simple_q = parsed.filter(single & pl.col("suggested_clarification").is_null())
-    # a question too short to say what it is about ("What is the fee?") is searched too: it is
-    # answered when the corpus speaks of it in one document only (`_said_once`), sent back otherwise
-    too_short = parsed.filter(single & pl.col("ambiguity_reason").str.starts_with(TOO_SHORT).fill_null(False))
+    # a question too short to say what it is about ("What is the fee?") or naming a thing with no
+    # antecedent ("What is the cap?") is searched too: it is answered when the corpus speaks of it
+    # in one document only (`_said_once`), sent back otherwise
+    reason = pl.col("ambiguity_reason")
+    too_short = parsed.filter(single & (reason.str.starts_with(TOO_SHORT) | reason.str.ends_with(NO_TOPIC)).fill_null(False))
     # a question about order is answered from document order when its anchor is found, else as any other
     ordered = simple_q.filter(in_order)
     # the anchor is searched without the ordinal ("the first step"): no sentence of the list says it
@@ -781,6 +784,7 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         rows.append(said)
         vague = vague.join(said.select("id"), on="id", how="anti")
     if vague.height:
+        vague = _options_held(vague, dictionary, units["text"])
         rows.append(
             vague.select(
                 "id",
@@ -805,6 +809,29 @@ def answer(questions: list[str], units: pl.DataFrame, leaves: pl.DataFrame, dict
         .join(order, on="id")
         .sort("_o")
         .select([pl.col(c).cast(t) if c in out.columns else pl.lit(None, dtype=t).alias(c) for c, t in ANSWERS.items()])
+    )
+
+
+def _options_held(vague: pl.DataFrame, dictionary: Dictionary, texts: pl.Series) -> pl.DataFrame:
+    """The questions sent back with only the competing concepts (`clarification_options`) that some
+    text of the corpus names by a word of their own, the clarification saying those: a corpus of
+    travel rules with no spending threshold is not asked "Do you mean per diem or threshold?"."""
+    opts = vague.select("id", pl.col("clarification_options").alias("concept")).explode("concept").drop_nulls()
+    if opts.is_empty():
+        return vague
+    # a concept is named by a word of its own: "cap", shared by both, tells neither apart
+    words = dictionary.keywords.filter(~pl.col("is_regex")).select("concept", pl.col("keyword").str.to_lowercase()).unique()
+    own = words.filter(pl.col("concept").n_unique().over("keyword") == 1)
+    words = own.join(opts.select("concept").unique(), on="concept").sort("concept", "keyword")
+    low = texts.drop_nulls().str.to_lowercase()
+    inside = low.str.extract_many(words["keyword"].to_list(), overlapping=True).explode().drop_nulls().unique().sort()
+    # ... as a word ("cap", not the "cap" of "capital"): one pass finds the few written anywhere
+    whole = [k for k in inside.to_list() if low.str.contains(rf"(?:^|\W){re.escape(k)}(?:\W|$)").any()]
+    held = words.filter(pl.col("keyword").is_in(whole))["concept"].unique().implode()
+    old, kept = pl.col("clarification_options"), pl.col("clarification_options").list.eval(pl.element().filter(pl.element().is_in(held)))
+    return vague.with_columns(
+        pl.col("suggested_clarification").str.strip_suffix(options_said(old)).add(options_said(kept)).alias("suggested_clarification"),
+        kept.alias("clarification_options"),
     )
 
 

@@ -873,14 +873,15 @@ def _offer_options(f: pl.DataFrame, d: Dictionary) -> pl.DataFrame:
     first = pl.col("dictionary_ambiguities").list.first().str.to_lowercase()
     f = f.with_columns(pl.when(pl.col("suggested_clarification").is_not_null()).then(first).alias("_ambiguous"))
     f = f.join(concepts, left_on="_ambiguous", right_on="keyword", how="left")
-    opts = pl.col("clarification_options")
-    said = pl.concat_str(opts.list.head(opts.list.len() - 1).list.join(", "), pl.lit(" or "), opts.list.last())
     return f.with_columns(
-        pl.when(opts.list.len() > 1)
-        .then(pl.concat_str(pl.col("suggested_clarification"), pl.lit(" Do you mean "), said, pl.lit("?")))
-        .otherwise(pl.col("suggested_clarification"))
-        .alias("suggested_clarification")
+        (pl.col("suggested_clarification") + options_said(pl.col("clarification_options"))).alias("suggested_clarification")
     )
+
+
+def options_said(options: pl.Expr) -> pl.Expr:
+    """What a clarification adds for its options: " Do you mean A, B or C?" for two or more, "" otherwise."""
+    said = pl.concat_str(options.list.head(options.list.len() - 1).list.join(", "), pl.lit(" or "), options.list.last())
+    return pl.when(options.list.len() > 1).then(pl.concat_str(pl.lit(" Do you mean "), said, pl.lit("?"))).otherwise(pl.lit(""))
 
 
 # ---- order: the Nth item of a list, what comes after a step --------------------------------------

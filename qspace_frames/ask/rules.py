@@ -462,6 +462,7 @@ ACRONYM_IT = r"\bIT\b"  # case-sensitive: "ask IT", "the IT department"
 # ("Do they sell my data?"); it is vague only in a question too short to say about what
 COLLECTIVE_PRONOUNS = ("they", "them", "their")
 # vague questions: (kind, pattern, when it counts, reason, clarification); "{m}" is the matched text
+NO_TOPIC = "has no antecedent: the question names no document or topic"  # the reason a bare definite gives
 DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
     (
         "conversation",
@@ -491,7 +492,7 @@ DANGLING: tuple[tuple[str, str, str, str, str], ...] = (
         r"(?:cap|caps|limit|limits|threshold|thresholds|version|rule|rules|policy|document|file|numbers|figures|deadline|report|"
         r"change|changes|update|procedure|process|form|contract|agreement|matrix|guidelines|standard)\b",
         "no_topic",
-        "'{m}' has no antecedent: the question names no document or topic",
+        "'{m}' " + NO_TOPIC,
         "Which document or topic does '{m}' refer to (for example a policy, a procedure, a metric or a region)?",
     ),
     (
