@@ -42,9 +42,16 @@ def _unknown_notebooks(paths: list[Path], only: list[str] | None) -> bool:
 
 def _bad_params(root: Path, *files: str) -> bool:
     """Validate parameter files before any work; print the file/key/rule message on failure."""
+    from .runtime.paths import store_root
+
     try:
         for f in files:
-            load_params(Path(f) if Path(f).is_absolute() else root / f)
+            path = Path(f) if Path(f).is_absolute() else root / f
+            params = load_params(path)
+            try:  # the store a folder, too
+                store_root(root, params)
+            except ParamsError as e:
+                raise ParamsError(f"{f}: {e}") from None
     except ParamsError as e:
         print(f"error: bad parameters:\n{e}", file=sys.stderr)
         return True
@@ -58,6 +65,9 @@ def _run(args) -> int:
     if _bad_params(root, args.params) or _unknown_notebooks(notebooks(root), args.only):
         return 2
     if args.corpus and _not_a_folder(root, args.corpus):
+        return 2
+    if args.contractnli and not (root / Path(args.contractnli).expanduser()).is_file():  # an absolute path stays itself
+        print(f"error: --contractnli: {args.contractnli}: no such file (a ContractNLI split, e.g. dev.json)", file=sys.stderr)
         return 2
     corpus = _rel(root, args.corpus) if args.corpus else None  # no absolute paths in stored notebooks
     if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
@@ -106,7 +116,13 @@ def _sweep(args) -> int:
     from .report.runner import sweep
 
     root = find_project_root()
-    if _bad_params(root, *args.files):
+    if _bad_params(root, *args.files) or (args.corpus and _not_a_folder(root, args.corpus)):
+        return 2
+    # each weight set's run is named after its file: two files of one name would share a run
+    stems = [Path(f).stem for f in args.files]
+    same = sorted({s for s in stems if stems.count(s) > 1})
+    if same:
+        print(f"error: weight files share a name ({', '.join(same)}): each names its run, rename one", file=sys.stderr)
         return 2
     if args.gold:
         from .evaluation.gold import read_gold

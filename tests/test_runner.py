@@ -335,3 +335,15 @@ def test_sweep_checks_its_gold_file_before_any_work(tmp_path, capsys):
     assert main(["sweep", "params/weights/default.yaml", "--gold", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "gold.jsonl:1" in err and "id" in err
+
+
+def test_sweep_checks_its_corpus_and_weight_file_names_before_any_work(tmp_path, capsys):
+    """Found by a helper: a missing --corpus failed in notebook 06 under a rewritten path, and two
+    weight files of one name ran into one run folder, the first's results lost."""
+    assert main(["sweep", "params/weights/default.yaml", "--corpus", str(tmp_path / "nope")]) == 2
+    assert "corpus folder not found" in capsys.readouterr().err
+    (tmp_path / "w1").mkdir(), (tmp_path / "w2").mkdir()
+    for folder, lam in (("w1", 0.3), ("w2", 0.9)):
+        (tmp_path / folder / "a.yaml").write_text(f"trees:\n  lam: {lam}\n")
+    assert main(["sweep", str(tmp_path / "w1" / "a.yaml"), str(tmp_path / "w2" / "a.yaml")]) == 2
+    assert capsys.readouterr().err.strip() == "error: weight files share a name (a): each names its run, rename one"

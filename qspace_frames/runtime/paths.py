@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..params import Params, StoreParams
+from ..params import Params, ParamsError, StoreParams
 
 REPORTS_ENV, STORE_ENV = "QSPACE_REPORTS", "QSPACE_STORE"  # where runs and the store go, overriding reports/ and store.root
 
@@ -20,7 +20,10 @@ def store_root(root: Path, params: Params) -> Path:
     """The artifact store: the store.root parameter (relative to the project); $QSPACE_STORE
     replaces its default, never a folder a parameters file names."""
     default = params.store.root == StoreParams().root
-    return root / (os.environ.get(STORE_ENV, params.store.root) if default else params.store.root)
+    store = root / (os.environ.get(STORE_ENV, params.store.root) if default else params.store.root)
+    if store.exists() and not store.is_dir():
+        raise ParamsError(f"store.root: {store} is a file, not a folder for the artifact store")
+    return store
 
 
 def shown(path: Path, root: Path) -> str:
