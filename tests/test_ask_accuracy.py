@@ -69,32 +69,28 @@ def test_a_question_is_right_when_every_expected_string_is_quoted():
     assert table["answerable"] == (2, 6) and table["unanswerable"] == (2, 3) and table["compound"] == (1, 2)
 
 
-def test_a_malformed_question_set_names_file_line_and_key(tmp_path):
-    f = tmp_path / "set.jsonl"
-    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "answers": ["x y z"]}\n{"id": "b", "question": "", "kind": "role"}\n')
-    with pytest.raises(QuestionSetError, match=r"set.jsonl:2: key 'question' must be a non-empty string"):
-        read_question_set(f)
-    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "answers": "x"}\n')
-    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'answers' must be a list"):
-        read_question_set(f)
-    f.write_text('{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "a", "question": "When?", "kind": "date"}\n')
-    with pytest.raises(QuestionSetError, match="question ids repeated: a"):
-        read_question_set(f)
-    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "scope": ["a.md"]}\n')
-    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'scope' must be a non-empty string"):
-        read_question_set(f)
+MALFORMED = [
+    (b'{"id": "a", "question": "Who?", "kind": "role", "answers": ["x y z"]}\n{"id": "b", "question": "", "kind": "role"}\n',
+     r"set.jsonl:2: key 'question' must be a non-empty string"),
+    (b'{"id": "a", "question": "Who?", "kind": "role", "answers": "x"}\n', r"set.jsonl:1: key 'answers' must be a list"),
+    (b'{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "a", "question": "When?", "kind": "date"}\n', "question ids repeated: a"),
+    (b'{"id": "a", "question": "Who?", "kind": "role", "scope": ["a.md"]}\n', r"set.jsonl:1: key 'scope' must be a non-empty string"),
     # found by a helper feeding odd files to qspace ask --questions: each was a traceback
-    f.write_bytes(b'{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "b", "question": "Caf\xe9?", "kind": "role"}\n')
-    with pytest.raises(QuestionSetError, match=r"set.jsonl:2: not UTF-8 text \(byte 0xe9\)"):
+    (b'{"id": "a", "question": "Who?", "kind": "role"}\n{"id": "b", "question": "Caf\xe9?", "kind": "role"}\n',
+     r"set.jsonl:2: not UTF-8 text \(byte 0xe9\)"),
+    (b"5\n", r"set.jsonl:1: a question must be a JSON object, not int"),
+    (b'{"id": "a", "question": "Who?", "kind": "role", "corpus": {"x": 1}}\n', r"set.jsonl:1: key 'corpus' must be a string"),
+    (None, r"set.jsonl: cannot be read \(No such file or directory\)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("content, message", MALFORMED)
+def test_a_malformed_question_set_names_file_line_and_key(tmp_path, content, message):
+    f = tmp_path / "set.jsonl"
+    if content is not None:
+        f.write_bytes(content)
+    with pytest.raises(QuestionSetError, match=message):
         read_question_set(f)
-    f.write_text("5\n")
-    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: a question must be a JSON object, not int"):
-        read_question_set(f)
-    f.write_text('{"id": "a", "question": "Who?", "kind": "role", "corpus": {"x": 1}}\n')
-    with pytest.raises(QuestionSetError, match=r"set.jsonl:1: key 'corpus' must be a string"):
-        read_question_set(f)
-    with pytest.raises(QuestionSetError, match=r"missing.jsonl: cannot be read \(No such file or directory\)"):
-        read_question_set(tmp_path / "missing.jsonl")
 
 
 def dev_set(root) -> pl.DataFrame:
