@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .params import ParamsError, load_params
 from .pipeline import CONTRACTNLI, find_project_root
-from .runtime.paths import reports_root, shown
+from .runtime.paths import RunRecordError, read_run_record, reports_root, shown
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RESERVED_NAMES = ("store",)  # reports/store/ is the artifact store's default folder
@@ -183,7 +183,11 @@ def _ask(args) -> int:
     elif run == "default" and not (reports_root(root) / run / "artifacts.json").is_file():
         corpus, params = "sample_corpus", "params/default.yaml"  # computed on first use
     elif (run_dir := _finished_run(root, run)) is not None:
-        rec = json.loads((run_dir / "artifacts.json").read_text(encoding="utf-8"))
+        try:
+            rec = read_run_record(run_dir)
+        except RunRecordError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         corpus, params = rec.get("corpus"), rec.get("params_file") or "params/default.yaml"
     else:
         return 2
@@ -288,7 +292,6 @@ def _report(args) -> int:
 
 
 def _gc(args) -> int:
-    import json
 
     from .runtime import gc
     from .runtime.paths import store_root
@@ -299,7 +302,11 @@ def _gc(args) -> int:
     store = store_root(root, load_params(root / args.params))  # an absolute --params stays itself
     records = []
     for rec in sorted(reports_root(root).glob("*/artifacts.json")):  # the kept runs whose store this is
-        data = json.loads(rec.read_text(encoding="utf-8"))
+        try:  # a record that cannot be read keeps what it cannot say: nothing is collected
+            data = read_run_record(rec.parent)
+        except RunRecordError as e:
+            print(f"error: {e}; nothing collected", file=sys.stderr)
+            return 2
         pf = data.get("params_file") or "params/default.yaml"
         with contextlib.suppress(Exception):  # a run whose parameters file is gone keeps nothing of this store
             if store_root(root, load_params(root / pf)).resolve() == store.resolve():

@@ -347,3 +347,19 @@ def test_sweep_checks_its_corpus_and_weight_file_names_before_any_work(tmp_path,
         (tmp_path / folder / "a.yaml").write_text(f"trees:\n  lam: {lam}\n")
     assert main(["sweep", str(tmp_path / "w1" / "a.yaml"), str(tmp_path / "w2" / "a.yaml")]) == 2
     assert capsys.readouterr().err.strip() == "error: weight files share a name (a): each names its run, rename one"
+
+
+@pytest.mark.parametrize("record", ["not json", "[]", "{}", '{"artifacts": {"corpus": 5}}'])
+def test_a_run_record_that_cannot_be_read_is_an_error_not_a_traceback(tmp_path, monkeypatch, capsys, record):
+    """Found by a helper: a truncated or edited reports/RUN/artifacts.json gave tracebacks in ask,
+    report and gc (with "{}", ask answered from another corpus). Each says which file and what to do;
+    gc collects nothing, since the record cannot say what its run keeps."""
+    monkeypatch.setenv("QSPACE_REPORTS", str(tmp_path / "reports"))
+    run = tmp_path / "reports" / "bad"
+    run.mkdir(parents=True)
+    (run / "artifacts.json").write_text(record)
+    said = f"{run / 'artifacts.json'}: not a run record ("
+    for argv in (["ask", "--run", "bad", "What is the fee?"], ["report", "--run", "bad"], ["gc", "--dry-run"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and "run `qspace run --name bad` again" in err, (argv, err)

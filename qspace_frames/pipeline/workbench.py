@@ -25,7 +25,7 @@ from ..ids import canonical_json, sha256_hex
 from ..params import Params, load_params
 from ..runtime import stage as stage_mod
 from ..runtime.parts import PARTS, Parts
-from ..runtime.paths import reports_root, store_root
+from ..runtime.paths import RUN_RECORD, RunRecordError, read_run_record, reports_root, store_root
 from ..runtime.shards import check_engine
 from ..runtime.stage import Runtime
 from ..runtime.store import Artifact, Store, Table, artifact_id
@@ -168,8 +168,7 @@ class Workbench:
 
     def _previous_inventory(self) -> pl.DataFrame | None:
         """The inventory (path, sha256) of the corpus this run read last time, when the store holds it."""
-        rec = self.run_dir / "artifacts.json"
-        aid = json.loads(rec.read_text(encoding="utf-8")).get("artifacts", {}).get("corpus") if rec.is_file() else None
+        aid = self._run_record().get("artifacts", {}).get("corpus")
         art = self.store.get("corpus", aid) if aid else None
         return art.read("inventory").select("path", "sha256") if art is not None else None
 
@@ -280,6 +279,14 @@ class Workbench:
         with open(self.run_dir / "stage_log.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry, sort_keys=True) + "\n")
 
+    def _run_record(self) -> dict:
+        """This run's record so far: {} before its first stage, or when it cannot be read (this run
+        writes it anew)."""
+        try:
+            return read_run_record(self.run_dir) if (self.run_dir / RUN_RECORD).is_file() else {}
+        except RunRecordError:
+            return {}
+
     def _record(self, stage: str, aid: str) -> None:
         """reports/<run>/artifacts.json: which artifact ids this run used. The notebooks of a run
         record from several kernels at once: the file is updated under a lock, and only when it
@@ -289,7 +296,7 @@ class Workbench:
         path = self.run_dir / "artifacts.json"
         with open(self.run_dir / "artifacts.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            old = self._run_record()
             data = {
                 **old,
                 "artifacts": {**old.get("artifacts", {}), stage: aid},

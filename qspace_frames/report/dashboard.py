@@ -28,7 +28,7 @@ import polars as pl
 from ..corpus.inventory import changes_sentence
 from ..exprs import LOADED_ROW
 from ..params import Params, load_params
-from ..runtime.paths import store_root
+from ..runtime.paths import RunRecordError, read_run_record, store_root
 from ..runtime.store import Artifact, Store
 from . import summaries
 from .exports import write_text
@@ -82,10 +82,12 @@ class Run:
 
     @classmethod
     def open(cls, run_dir: Path, root: Path) -> "Run":
-        rec_path = run_dir / "artifacts.json"
-        if not rec_path.is_file():
+        if not (run_dir / "artifacts.json").is_file():
             raise ReportError(f"{run_dir}: no artifacts.json; run the pipeline first (qspace run --name {run_dir.name})")
-        record = json.loads(rec_path.read_text(encoding="utf-8"))
+        try:
+            record = read_run_record(run_dir)
+        except RunRecordError as e:
+            raise ReportError(str(e)) from None
         params_file = record.get("params_file")
         params = load_params(root / params_file if params_file else None)
         return cls(run_dir, root, record, Store(store_root(root, params)), params)
