@@ -466,7 +466,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     k.set_defaults(func=_kernel)
     args = ap.parse_args(argv)
+    if args.func is not _kernel and not _in_project():
+        return 2
     return args.func(args)
+
+
+def _in_project() -> bool:
+    """Whether this folder is in a qspace-frames project (pyproject.toml and params/ here or above):
+    started elsewhere, a command wrote its run under the current folder and said it had succeeded."""
+    root = find_project_root()
+    if (root / "pyproject.toml").is_file() and (root / "params").is_dir():
+        return True
+    here = Path(__file__).resolve().parent.parent
+    print(
+        f"error: {Path.cwd()} is not in a qspace-frames project (no pyproject.toml and params/ here or above); "
+        f"run qspace from the project folder, e.g. cd {here}",
+        file=sys.stderr,
+    )
+    return False
 
 
 if __name__ == "__main__":

@@ -363,3 +363,15 @@ def test_a_run_record_that_cannot_be_read_is_an_error_not_a_traceback(tmp_path, 
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert said in err and "run `qspace run --name bad` again" in err, (argv, err)
+
+
+def test_a_command_started_outside_the_project_says_where_to_run_it(tmp_path):
+    """Found by a helper: `qspace eval` started in another folder wrote its run under that folder,
+    printed "Report: ..." and exited 0 with no metrics written."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Purchases over $25,000 need the CFO's approval.\n")
+    cli = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "run", "--corpus", "docs"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert cli.returncode == 2 and "is not in a qspace-frames project" in cli.stderr and "run qspace from the project folder" in cli.stderr
+    assert not (tmp_path / "reports").exists()
