@@ -66,13 +66,27 @@ def _run(args) -> int:
         return 2
     if args.corpus and _not_a_folder(root, args.corpus):
         return 2
-    if args.contractnli and not (root / Path(args.contractnli).expanduser()).is_file():  # an absolute path stays itself
-        print(f"error: --contractnli: {args.contractnli}: no such file (a ContractNLI split, e.g. dev.json)", file=sys.stderr)
+    if args.contractnli and _not_a_split(root / Path(args.contractnli).expanduser(), args.contractnli):  # an absolute path stays itself
         return 2
     corpus = _rel(root, args.corpus) if args.corpus else None  # no absolute paths in stored notebooks
     if args.engine != "local":  # the notebooks' Workbench reads it (the engine changes no artifact)
         os.environ["QSPACE_ENGINE"] = args.engine
     return run(root, args.params, args.name, corpus, only=args.only, contractnli=args.contractnli or "")
+
+
+def _not_a_split(path: Path, given: str) -> bool:
+    """Whether --contractnli names no ContractNLI split: no file, or not JSON (said on standard error)."""
+    import json
+
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(f"error: --contractnli: {given}: no such file (a ContractNLI split, e.g. dev.json)", file=sys.stderr)
+        return True
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        print(f"error: --contractnli: {given}: not a ContractNLI split ({e})", file=sys.stderr)
+        return True
+    return False
 
 
 def _not_a_folder(root: Path, corpus: str) -> bool:
@@ -144,14 +158,31 @@ def _eval(args) -> int:
     if _bad_params(root, args.params):
         return 2
     try:
-        read_gold(args.gold)
+        gold = read_gold(args.gold)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    if gold.is_empty():
+        print(f"error: {args.gold}: no gold question (every line is blank)", file=sys.stderr)
         return 2
     code = run(root, _rel(root, args.params), args.name, _rel(root, args.corpus), gold=_rel(root, args.gold))
     if code == 0:
         print(f"Metrics: reports/{args.name}/evaluation/metrics.json")
+        _unevaluated_note(root, args.name)
     return code
+
+
+def _unevaluated_note(root: Path, run: str) -> None:
+    """When no gold question of an evaluation could be evaluated (its document unknown or not
+    loaded, its span out of range), say why on standard error: metrics.json is then empty, and the
+    reasons were only in the notebooks."""
+    from .report.dashboard import Run
+
+    gold = Run.open(reports_root(root) / run, root).artifact("evaluation").read("gold")
+    if (gold["status"] == "ok").any():
+        return
+    why = ", ".join(f"{n} {s}" for s, n in gold.group_by("status").len().sort("status").iter_rows())
+    print(f"note: none of the {gold.height:,} gold questions could be evaluated ({why}); notebook 07 lists them", file=sys.stderr)
 
 
 def _finished_run(root: Path, name: str) -> Path | None:

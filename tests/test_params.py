@@ -139,3 +139,13 @@ def test_a_store_root_that_is_a_file_is_refused_up_front(root, tmp_path):
     assert (
         cli.returncode == 2 and cli.stderr.strip() == f"error: --contractnli: {missing}: no such file (a ContractNLI split, e.g. dev.json)"
     )
+    broken = _write(tmp_path, "split.json", "not json")  # failed in the setup stage without naming the file
+    cli = subprocess.run(
+        [sys.executable, "-m", "qspace_frames.cli", "run", "--name", "x", "--contractnli", str(broken)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 2 and cli.stderr.strip().startswith(
+        f"error: --contractnli: {broken}: not a ContractNLI split (Expecting value"
+    )

@@ -218,6 +218,17 @@ def test_eval_command_writes_metrics_json(root, tmp_path, monkeypatch):
         cwd=root,
     )
     assert bad.returncode == 2 and "missing.jsonl" in bad.stderr
+    # found by a helper: an empty gold file, or one whose every question names a document the
+    # corpus lacks, gave an empty metrics.json and exit 0 with nothing said
+    empty, unknown = tmp_path / "empty.jsonl", tmp_path / "unknown.jsonl"
+    empty.write_text("\n")
+    unknown.write_text('{"id": "q1", "question": "Who approves?", "document": "missing.md", "gold_spans": [[0, 10]]}\n')
+    argv = [sys.executable, "-m", "qspace_frames.cli", "eval", "--corpus", "sample_corpus", "--name", name, "--gold"]
+    got = subprocess.run([*argv, str(empty)], capture_output=True, text=True, cwd=root)
+    assert got.returncode == 2 and got.stderr.strip() == f"error: {empty}: no gold question (every line is blank)", got.stderr
+    got = subprocess.run([*argv, str(unknown)], capture_output=True, text=True, cwd=root)
+    said = "note: none of the 1 gold questions could be evaluated (1 unknown_document); notebook 07 lists them"
+    assert got.returncode == 0 and said in got.stderr, got.stderr
 
 
 def writing_project(tmp_path, root):
