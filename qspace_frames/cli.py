@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from .params import ParamsError, load_params
-from .pipeline import CONTRACTNLI, find_project_root
-from .runtime.paths import RunRecordError, read_run_record, reports_root, shown
+from .pipeline import CONTRACTNLI, find_project_root, is_project_root
+from .runtime.paths import RUN_RECORD, RunRecordError, read_run_record, reports_root, shown
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RESERVED_NAMES = ("store",)  # reports/store/ is the artifact store's default folder
@@ -188,7 +188,7 @@ def _unevaluated_note(root: Path, run: str) -> None:
 def _finished_run(root: Path, name: str) -> Path | None:
     """reports/NAME when it holds a finished run's record; otherwise say so and return None."""
     run_dir = reports_root(root) / name
-    if (run_dir / "artifacts.json").is_file():
+    if (run_dir / RUN_RECORD).is_file():
         return run_dir
     print(
         f"error: no finished run named {name!r} (reports/{name}/artifacts.json not found); "
@@ -211,7 +211,7 @@ def _ask(args) -> int:
         if _not_a_folder(root, args.corpus) or _bad_params(root, args.params):
             return 2
         corpus, params = _rel(root, args.corpus), args.params
-    elif run == "default" and not (reports_root(root) / run / "artifacts.json").is_file():
+    elif run == "default" and not (reports_root(root) / run / RUN_RECORD).is_file():
         corpus, params = "sample_corpus", "params/default.yaml"  # computed on first use
     elif (run_dir := _finished_run(root, run)) is not None:
         try:
@@ -323,7 +323,6 @@ def _report(args) -> int:
 
 
 def _gc(args) -> int:
-
     from .runtime import gc
     from .runtime.paths import store_root
 
@@ -332,7 +331,7 @@ def _gc(args) -> int:
         return 2
     store = store_root(root, load_params(root / args.params))  # an absolute --params stays itself
     records = []
-    for rec in sorted(reports_root(root).glob("*/artifacts.json")):  # the kept runs whose store this is
+    for rec in sorted(reports_root(root).glob(f"*/{RUN_RECORD}")):  # the kept runs whose store this is
         try:  # a record that cannot be read keeps what it cannot say: nothing is collected
             data = read_run_record(rec.parent)
         except RunRecordError as e:
@@ -505,8 +504,7 @@ def main(argv: list[str] | None = None) -> int:
 def _in_project() -> bool:
     """Whether this folder is in a qspace-frames project (pyproject.toml and params/ here or above):
     started elsewhere, a command wrote its run under the current folder and said it had succeeded."""
-    root = find_project_root()
-    if (root / "pyproject.toml").is_file() and (root / "params").is_dir():
+    if is_project_root(find_project_root()):
         return True
     here = Path(__file__).resolve().parent.parent
     print(

@@ -823,11 +823,10 @@ def _options_held(vague: pl.DataFrame, dictionary: Dictionary, texts: pl.Series)
     words = dictionary.keywords.filter(~pl.col("is_regex")).select("concept", pl.col("keyword").str.to_lowercase()).unique()
     own = words.filter(pl.col("concept").n_unique().over("keyword") == 1)
     words = own.join(opts.select("concept").unique(), on="concept").sort("concept", "keyword")
-    low = texts.drop_nulls().str.to_lowercase()
-    inside = low.str.extract_many(words["keyword"].to_list(), overlapping=True).explode().drop_nulls().unique().sort()
-    # ... as a word ("cap", not the "cap" of "capital"): one pass finds the few written anywhere
-    whole = [k for k in inside.to_list() if low.str.contains(rf"(?:^|\W){re.escape(k)}(?:\W|$)").any()]
-    held = words.filter(pl.col("keyword").is_in(whole))["concept"].unique().implode()
+    # ... written as a word ("cap", not the "cap" of "capital"), all of them found in one pass
+    said = rf"\b(?:{'|'.join(map(re.escape, words['keyword']))})\b"
+    found = texts.drop_nulls().str.to_lowercase().str.extract_all(said).explode().drop_nulls().unique()
+    held = words.filter(pl.col("keyword").is_in(found.implode()))["concept"].unique().implode()
     old, kept = pl.col("clarification_options"), pl.col("clarification_options").list.eval(pl.element().filter(pl.element().is_in(held)))
     return vague.with_columns(
         pl.col("suggested_clarification").str.strip_suffix(options_said(old)).add(options_said(kept)).alias("suggested_clarification"),

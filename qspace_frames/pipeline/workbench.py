@@ -42,13 +42,16 @@ ASK_TABLES = (
 )
 
 
+def is_project_root(d: Path) -> bool:
+    """Whether the folder is a project's: it holds pyproject.toml and params/."""
+    return (d / "pyproject.toml").is_file() and (d / "params").is_dir()
+
+
 def find_project_root(start: Path | None = None) -> Path:
-    """The folder holding pyproject.toml and params/, searched upwards (notebooks run in notebooks/)."""
+    """The folder holding pyproject.toml and params/, searched upwards (notebooks run in notebooks/);
+    the start folder itself when none does (`is_project_root` tells)."""
     here = (start or Path.cwd()).resolve()
-    for d in [here, *here.parents]:
-        if (d / "pyproject.toml").is_file() and (d / "params").is_dir():
-            return d
-    return here
+    return next((d for d in [here, *here.parents] if is_project_root(d)), here)
 
 
 def not_a_folder(path: Path, given: str) -> str:
@@ -293,7 +296,7 @@ class Workbench:
         changes."""
         import fcntl
 
-        path = self.run_dir / "artifacts.json"
+        path = self.run_dir / RUN_RECORD
         with open(self.run_dir / "artifacts.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             old = self._run_record()

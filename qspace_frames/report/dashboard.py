@@ -28,7 +28,7 @@ import polars as pl
 from ..corpus.inventory import changes_sentence
 from ..exprs import LOADED_ROW
 from ..params import Params, load_params
-from ..runtime.paths import RunRecordError, read_run_record, store_root
+from ..runtime.paths import RUN_RECORD, RunRecordError, read_run_record, store_root
 from ..runtime.store import Artifact, Store
 from . import summaries
 from .exports import write_text
@@ -82,7 +82,7 @@ class Run:
 
     @classmethod
     def open(cls, run_dir: Path, root: Path) -> "Run":
-        if not (run_dir / "artifacts.json").is_file():
+        if not (run_dir / RUN_RECORD).is_file():
             raise ReportError(f"{run_dir}: no artifacts.json; run the pipeline first (qspace run --name {run_dir.name})")
         try:
             record = read_run_record(run_dir)

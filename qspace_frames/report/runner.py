@@ -18,7 +18,7 @@ from pathlib import Path
 from ..ids import canonical_json, sha256_hex
 from ..params import load_params
 from ..runtime import workers
-from ..runtime.paths import reports_root, shown, store_root
+from ..runtime.paths import RUN_RECORD, reports_root, shown, store_root
 from . import renders
 from .kernels import KERNELS, WarmKernel, kernel_name, without_iri_grammar
 
@@ -149,7 +149,7 @@ def publish(root: Path, run_dir: Path, executed: list[Path] | None = None, faile
     (when it has any), and index.html over its executed notebooks. Nothing is recomputed."""
     from . import dashboard as report
 
-    if (run_dir / "artifacts.json").is_file():
+    if (run_dir / RUN_RECORD).is_file():
         report.build(run_dir, root)
     pages = executed if executed is not None else sorted(run_dir.glob("[0-9][0-9]_*.ipynb"))
     return write_index(run_dir, run_dir.name, pages, failed, error)
